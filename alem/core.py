@@ -1,0 +1,312 @@
+"""The multi-agent environment contract: :class:`TimeStep` and :class:`MultiAgentEnv`.
+
+Agents are a leading array axis. ``reset``/``step`` are pure functions of a
+key, a state pytree and a params pytree, so they can be ``jit``-ed and
+``vmap``-ed. Subclasses implement ``reset_env``/``step_env``; the public
+``reset``/``step`` here add the checks and the illegal-action policy that every
+env shares.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Any, ClassVar, Generic, TypeVar
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+from jaxtyping import Array, Bool, Float, PRNGKeyArray
+
+from alem import spaces
+from alem.errors import ActionError, EnvArgumentError
+
+__all__ = ["TimeStep", "MultiAgentEnv", "EnvParams"]
+
+TState = TypeVar("TState")
+TParams = TypeVar("TParams")
+
+
+@struct.dataclass
+class EnvParams:
+    """Base class for an env's dynamic parameters (anything that changes no shape)."""
+
+
+@struct.dataclass
+class TimeStep:
+    """What every agent sees after ``reset`` or ``step``.
+
+    Attributes:
+        obs: ``[N, ...]`` observation per agent.
+        action_mask: bool ``[N, A]``; True where the action is legal for that agent now.
+        reward: float32 ``[N]`` reward of the transition that led here.
+        terminated: bool ``[]``; the episode ended by the rules of the env.
+        truncated: bool ``[]``; the episode was cut (time limit); bootstrap from it.
+        acting: bool ``[N]``; who chooses an action in the next ``step``.
+        info: dict of arrays with a fixed structure (the same after reset and step).
+    """
+
+    obs: Float[Array, "N ..."]
+    action_mask: Bool[Array, "N A"]
+    reward: Float[Array, " N"]
+    terminated: Bool[Array, ""]
+    truncated: Bool[Array, ""]
+    acting: Bool[Array, " N"]
+    info: dict[str, Any] = struct.field(default_factory=dict)
+
+    @property
+    def done(self) -> jax.Array:
+        return jnp.logical_or(self.terminated, self.truncated)
+
+
+def _words(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+class MultiAgentEnv(Generic[TState, TParams]):
+    """Base class of every alem environment.
+
+    Subclasses set the static description in ``__init__`` (``agents``, spaces,
+    roles) and implement :meth:`reset_env`, :meth:`step_env` and, where not
+    every action is always legal, :meth:`action_mask` and :meth:`acting`.
+
+    Illegal actions (out of range, or masked out) of acting agents follow
+    ``illegal_action``; the default ``"replace"`` substitutes the agent's first
+    legal action and sets ``info["illegal_action"][i]``. Actions of agents that
+    are not acting are ignored. Wrong shapes or dtypes raise :class:`ActionError`
+    at trace time.
+    """
+
+    #: Modes of ``illegal_action`` this env supports; ``"replace"`` works everywhere.
+    illegal_action_modes: ClassVar[tuple[str, ...]] = ("replace",)
+    #: Whether the env has text hooks (rules, render_text, action names, parser).
+    supports_text: ClassVar[bool] = False
+    #: Whether trajectories depend on the key (for given actions and params).
+    stochastic: ClassVar[bool] = True
+    #: Whether actions are ``[N, d]`` floats instead of ``[N]`` indices.
+    continuous_actions: ClassVar[bool] = False
+    #: Version of the dynamics; a change of dynamics bumps it (and the registry id).
+    version: ClassVar[int] = 0
+
+    agents: tuple[str, ...]
+    #: Role (type) id per agent, for role-based learners; indexes ``role_names``.
+    agent_roles: np.ndarray
+    role_names: tuple[str, ...]
+
+    def __init__(self, *, illegal_action: str = "replace"):
+        if illegal_action not in self.illegal_action_modes:
+            raise EnvArgumentError(
+                f"{type(self).__name__}: illegal_action={illegal_action!r} is not supported; "
+                f"choose one of {list(self.illegal_action_modes)}"
+            )
+        self.illegal_action = illegal_action
+        self.id: str = type(self).__name__
+
+    # ------------------------------------------------------------------ static description
+    @property
+    def num_agents(self) -> int:
+        return len(self.agents)
+
+    @property
+    def num_actions(self) -> int:
+        """Padded number of discrete actions ``A`` (the mask's last axis)."""
+        if self.continuous_actions:
+            raise AttributeError(f"{self.id} has continuous actions; see action_space()")
+        return int(max(self.action_space(i).n for i in range(self.num_agents)))
+
+    def observation_space(self, agent: int | None = None) -> spaces.Space:
+        """Agent ``agent``'s true observation space, or the stacked ``[N, ...]`` space."""
+        raise NotImplementedError
+
+    def action_space(self, agent: int | None = None) -> spaces.Space:
+        """Agent ``agent``'s true action space, or the stacked (padded) space."""
+        raise NotImplementedError
+
+    def global_state_space(self) -> spaces.Space:
+        """Space of :meth:`global_state`: by default every agent's observation, flattened."""
+        obs = self.observation_space()
+        return spaces.Box(obs.low.reshape(-1), obs.high.reshape(-1), dtype=obs.dtype)
+
+    @property
+    def default_params(self) -> TParams:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ dynamics
+    def reset_env(self, key: PRNGKeyArray, params: TParams) -> tuple[TState, TimeStep]:
+        raise NotImplementedError
+
+    def step_env(
+        self, key: PRNGKeyArray, state: TState, actions: jax.Array, params: TParams
+    ) -> tuple[TState, TimeStep]:
+        """The raw transition; ``actions`` are already legal for every acting agent."""
+        raise NotImplementedError
+
+    def action_mask(self, state: TState, params: TParams) -> Bool[Array, "N A"]:
+        """Legal actions per agent in ``state`` (default: all of each agent's actions)."""
+        return jnp.asarray(self._static_action_mask())
+
+    def acting(self, state: TState, params: TParams) -> Bool[Array, " N"]:
+        """Which agents choose an action in ``state`` (default: all of them)."""
+        return jnp.ones((self.num_agents,), dtype=bool)
+
+    def observe(self, state: TState, params: TParams) -> jax.Array:
+        """Every agent's observation of ``state`` (``[N, ...]``)."""
+        raise NotImplementedError
+
+    def global_state(self, state: TState, params: TParams | None = None) -> jax.Array:
+        """Input for centralised critics; not computed inside ``step``."""
+        params = self.default_params if params is None else params
+        return self.observe(state, params).reshape(-1)
+
+    # ------------------------------------------------------------------ public API
+    def reset(self, key: PRNGKeyArray, params: TParams | None = None) -> tuple[TState, TimeStep]:
+        params = self._check_params(params)
+        self._check_key(key, "reset")
+        state, ts = self.reset_env(key, params)
+        info = {"illegal_action": jnp.zeros((self.num_agents,), dtype=bool), **ts.info}
+        return state, ts.replace(info=info)
+
+    def step(
+        self,
+        key: PRNGKeyArray,
+        state: TState,
+        actions: Any,
+        params: TParams | None = None,
+    ) -> tuple[TState, TimeStep]:
+        params = self._check_params(params)
+        self._check_key(key, "step")
+        actions = self._check_actions(actions)
+        actions, illegal = self._sanitize_actions(state, actions, params)
+        state, ts = self.step_env(key, state, actions, params)
+        state, ts = self._apply_illegal_policy(state, ts, illegal, params)
+        info = {"illegal_action": illegal, **ts.info}
+        return state, ts.replace(info=info)
+
+    # ------------------------------------------------------------------ text hooks
+    def rules_text(self, params: TParams | None = None, agent: int = 0) -> str:
+        raise NotImplementedError(f"{self.id} has no text support")
+
+    def render_text(self, state: TState, agent: int | None = None, params: TParams | None = None) -> str:
+        raise NotImplementedError(f"{self.id} has no text rendering")
+
+    def action_names(self, agent: int = 0) -> list[str]:
+        raise NotImplementedError(f"{self.id} has no action names")
+
+    def action_aliases(self, agent: int = 0) -> dict[str, int]:
+        """Extra accepted spellings (lower case) for :meth:`parse_action`."""
+        return {}
+
+    def legal_action_names(self, state: TState, agent: int, params: TParams | None = None) -> list[str]:
+        """Names of ``agent``'s legal actions in one (unbatched) ``state``; host-side."""
+        params = self.default_params if params is None else params
+        mask = np.asarray(self.action_mask(state, params))[agent]
+        names = self.action_names(agent)
+        return [n for j, n in enumerate(names) if mask[j]]
+
+    def parse_action(self, text: str, agent: int = 0) -> int | None:
+        """Action index named in free ``text``, or None when it names none or several.
+
+        Accepts an action name or alias (case and punctuation ignored), the name
+        inside a sentence when exactly one name occurs, and a bare index.
+        """
+        names = self.action_names(agent)
+        table = {_words(n): j for j, n in enumerate(names)}
+        table.update({_words(k): v for k, v in self.action_aliases(agent).items()})
+        said = _words(text)
+        if said in table:
+            return table[said]
+        if re.fullmatch(r"(action )?\d+", said):
+            j = int(said.split()[-1])
+            return j if 0 <= j < len(names) else None
+        padded = f" {said} "
+        hits = {v for k, v in table.items() if k and f" {k} " in padded}
+        return hits.pop() if len(hits) == 1 else None
+
+    def render_rgb(self, state: TState, params: TParams | None = None) -> np.ndarray:
+        raise NotImplementedError(f"{self.id} has no RGB rendering")
+
+    # ------------------------------------------------------------------ helpers
+    def _static_action_mask(self) -> np.ndarray:
+        n = np.array([self.action_space(i).n for i in range(self.num_agents)])
+        return np.arange(self.num_actions)[None, :] < n[:, None]
+
+    def _check_params(self, params: TParams | None) -> TParams:
+        if params is None:
+            return self.default_params
+        expected = type(self.default_params)
+        if not isinstance(params, expected):
+            raise EnvArgumentError(
+                f"{self.id}: params must be a {expected.__name__} (see env.default_params), "
+                f"got {type(params).__name__}"
+            )
+        return params
+
+    def _check_key(self, key: Any, where: str) -> None:
+        dt = getattr(key, "dtype", None)
+        if dt is not None and jax.dtypes.issubdtype(dt, jax.dtypes.prng_key):
+            return
+        if dt is None or np.dtype(dt) != np.uint32 or tuple(np.shape(key)) != (2,):
+            raise EnvArgumentError(
+                f"{self.id}.{where}: `key` must be a PRNG key from jax.random.key/PRNGKey, "
+                f"got {type(key).__name__} with shape {np.shape(key)} and dtype {dt}"
+            )
+
+    def _check_actions(self, actions: Any) -> jax.Array:
+        n = self.num_agents
+        try:
+            arr = jnp.asarray(actions)
+        except TypeError as e:
+            raise ActionError(f"{self.id}.step: `actions` could not be made an array: {e}") from None
+        if self.continuous_actions:
+            expected = tuple(self.action_space().shape)
+            kind = "a float array"
+            ok_dtype = jnp.issubdtype(arr.dtype, jnp.floating)
+        else:
+            expected = (n,)
+            kind = "an integer array"
+            ok_dtype = jnp.issubdtype(arr.dtype, jnp.integer)
+        if tuple(arr.shape) != expected or not ok_dtype:
+            hint = ""
+            if arr.ndim == len(expected) + 1 and tuple(arr.shape[1:]) == expected:
+                hint = " (it looks batched: jax.vmap the env over the leading axis)"
+            raise ActionError(
+                f"{self.id}.step: `actions` must be {kind} of shape {expected} "
+                f"(one entry per agent, agents={list(self.agents)}); got dtype {arr.dtype} "
+                f"and shape {tuple(arr.shape)}{hint}"
+            )
+        return arr if self.continuous_actions else arr.astype(jnp.int32)
+
+    def _sanitize_actions(
+        self, state: TState, actions: jax.Array, params: TParams
+    ) -> tuple[jax.Array, jax.Array]:
+        acting = self.acting(state, params)
+        if self.continuous_actions:
+            space = self.action_space()
+            low = jnp.asarray(space.low, actions.dtype)
+            high = jnp.asarray(space.high, actions.dtype)
+            bad = jnp.isnan(actions) | (actions < low) | (actions > high)
+            bad = bad.reshape(self.num_agents, -1).any(axis=1)
+            safe = jnp.clip(jnp.nan_to_num(actions), low, high)
+            return safe, acting & bad
+        mask = self.action_mask(state, params)
+        a_max = mask.shape[-1]
+        in_range = (actions >= 0) & (actions < a_max)
+        clipped = jnp.clip(actions, 0, a_max - 1)
+        legal = in_range & jnp.take_along_axis(mask, clipped[:, None], axis=1)[:, 0]
+        first_legal = jnp.argmax(mask, axis=1).astype(actions.dtype)
+        return jnp.where(legal, actions, first_legal), acting & ~legal
+
+    def _apply_illegal_policy(
+        self, state: TState, ts: TimeStep, illegal: jax.Array, params: TParams
+    ) -> tuple[TState, TimeStep]:
+        """Hook for modes other than ``"replace"`` (e.g. a game ending in a loss)."""
+        return state, ts
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} id={self.id!r} agents={self.num_agents}>"
+
+
+def closest(name: str, candidates: list[str], n: int = 3) -> list[str]:
+    """Up to ``n`` candidates closest to ``name`` (for "did you mean" messages)."""
+    return difflib.get_close_matches(name, candidates, n=n, cutoff=0.4)

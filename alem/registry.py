@@ -1,0 +1,147 @@
+"""The env registry: ``make``, ``register`` and ``registry``.
+
+Entries are stored in a dict keyed by versioned id (``name-vN``). An entry
+points at its constructor by ``"module:attr"`` string, so registering imports
+nothing: an env whose optional dependency is missing fails only when made, with
+an install hint.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import importlib.util
+import inspect
+import re
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any
+
+from alem.core import MultiAgentEnv, closest
+from alem.errors import DependencyNotInstalled, EnvArgumentError, UnknownEnvError
+
+__all__ = ["EnvSpec", "register", "make", "registry"]
+
+_ID = re.compile(r"^(?P<name>[a-z][a-z0-9_]*(/[a-z][a-z0-9_]*)?)-v(?P<version>\d+)$")
+
+
+@dataclasses.dataclass(frozen=True)
+class EnvSpec:
+    """A registry entry.
+
+    Attributes:
+        id: versioned id, ``name-vN``.
+        entry_point: ``"module:attr"`` (or a callable) returning a :class:`MultiAgentEnv`.
+        kwargs: default constructor keywords; ``make`` keywords override them.
+        family: ``"games"``, ``"pathfinding"`` or ``"coordination"``.
+        num_agents: agent count with default kwargs, or a description like ``"2-8"``.
+        text: whether the env has text hooks.
+        reference: the implementation it is checked against (empty if none).
+        requires: optional modules it needs, as ``{module: pip requirement}``.
+        description: one line for listings.
+    """
+
+    id: str
+    entry_point: str | Callable[..., MultiAgentEnv]
+    kwargs: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    family: str = ""
+    num_agents: int | str = ""
+    text: bool = False
+    reference: str = ""
+    requires: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    description: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.id.rsplit("-v", 1)[0]
+
+    @property
+    def version(self) -> int:
+        return int(self.id.rsplit("-v", 1)[1])
+
+
+_REGISTRY: dict[str, EnvSpec] = {}
+
+
+def register(
+    id: str,
+    entry_point: str | Callable[..., MultiAgentEnv],
+    *,
+    overwrite: bool = False,
+    **spec: Any,
+) -> EnvSpec:
+    """Register an env under a versioned id ``name-vN`` and return its spec.
+
+    Extra keywords are :class:`EnvSpec` fields (``kwargs``, ``family``, ...).
+    Re-registering an id raises unless ``overwrite=True``.
+    """
+    if not _ID.match(id):
+        raise ValueError(
+            f"env id {id!r} must look like 'name-vN' (lower case, digits, underscores; "
+            "an optional 'namespace/' prefix), e.g. 'prisoners_dilemma-v0'"
+        )
+    if id in _REGISTRY and not overwrite:
+        raise ValueError(f"env id {id!r} is already registered; pass overwrite=True to replace it")
+    if isinstance(entry_point, str) and ":" not in entry_point:
+        raise ValueError(f"entry_point {entry_point!r} must be 'module:attr' or a callable")
+    fields = {f.name for f in dataclasses.fields(EnvSpec)} - {"id", "entry_point"}
+    unknown = set(spec) - fields
+    if unknown:
+        raise TypeError(f"register() got unknown fields {sorted(unknown)}; known: {sorted(fields)}")
+    entry = EnvSpec(id=id, entry_point=entry_point, **spec)
+    _REGISTRY[id] = entry
+    return entry
+
+
+def registry(family: str | None = None) -> Mapping[str, EnvSpec]:
+    """Read-only view of registered ids -> :class:`EnvSpec` (optionally one family)."""
+    if family is None:
+        return MappingProxyType(dict(_REGISTRY))
+    return MappingProxyType({k: v for k, v in _REGISTRY.items() if v.family == family})
+
+
+def _unknown_id_error(id: str) -> UnknownEnvError:
+    ids = sorted(_REGISTRY)
+    name = id.rsplit("-v", 1)[0]
+    versions = [k for k in ids if k.rsplit("-v", 1)[0] == name]
+    if versions:
+        return UnknownEnvError(f"env {id!r} is not registered; versions of {name!r}: {versions}")
+    near = closest(id, ids) or closest(name, [k.rsplit("-v", 1)[0] for k in ids])
+    near = [k for k in ids if k in near or k.rsplit("-v", 1)[0] in near][:5]
+    hint = f"; did you mean {near}?" if near else ""
+    return UnknownEnvError(f"unknown env id {id!r}{hint} (alem.registry() lists all {len(ids)} ids)")
+
+
+def _load(spec: EnvSpec) -> Callable[..., MultiAgentEnv]:
+    if callable(spec.entry_point):
+        return spec.entry_point
+    for module, requirement in spec.requires.items():
+        if importlib.util.find_spec(module) is None:
+            raise DependencyNotInstalled(
+                f"env {spec.id!r} needs the optional package {module!r}; "
+                f"install it with: pip install '{requirement}'"
+            )
+    module_name, attr = spec.entry_point.split(":")
+    module = importlib.import_module(module_name)
+    return getattr(module, attr)
+
+
+def make(id: str, **kwargs: Any) -> MultiAgentEnv:
+    """Build the env registered under ``id``; ``kwargs`` override its static defaults."""
+    if id not in _REGISTRY:
+        raise _unknown_id_error(id)
+    spec = _REGISTRY[id]
+    ctor = _load(spec)
+    params = inspect.signature(ctor).parameters
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    if not takes_any:
+        accepted = [k for k, p in params.items() if p.kind is not inspect.Parameter.VAR_POSITIONAL]
+        bad = [k for k in kwargs if k not in accepted]
+        if bad:
+            hints = {k: closest(k, accepted, 1) for k in bad}
+            detail = ", ".join(f"{k!r}" + (f" (did you mean {h[0]!r}?)" if h else "") for k, h in hints.items())
+            raise EnvArgumentError(f"{id}: unknown keyword argument(s) {detail}; accepted: {accepted}")
+    env = ctor(**{**spec.kwargs, **kwargs})
+    env.id = id
+    env.spec = spec
+    return env

@@ -1,0 +1,1 @@
+"""Wrappers: auto-reset, episode statistics, observation transforms, views and adapters."""

@@ -1,0 +1,72 @@
+"""alem's environments, one subpackage per family, and their registry entries.
+
+Entries point at constructors by string, so importing this module imports no env.
+"""
+
+from __future__ import annotations
+
+from alem.registry import register
+
+_MATRIX = "alem.envs.games.matrix"
+
+# name -> (one-shot kwargs, iterated kwargs); iterated games remember the last joint action.
+_MATRIX_GAMES = {
+    "prisoners_dilemma": "Axelrod payoffs R=3 S=0 T=5 P=1",
+    "stag_hunt": "coordination with a risky efficient equilibrium",
+    "chicken": "anti-coordination (dare/chicken)",
+    "matching_pennies": "zero-sum, no pure equilibrium",
+    "rock_paper_scissors": "zero-sum, cyclic",
+    "battle_of_the_sexes": "coordination with conflicting preferences",
+    "coordination": "common payoff identity matrix",
+    "climbing": "common payoff, Claus & Boutilier",
+    "penalty": "common payoff with miscoordination penalty k",
+}
+_OPENSPIEL = {
+    "stag_hunt": "open_spiel matrix_sh",
+    "chicken": "open_spiel matrix_cd",
+    "matching_pennies": "open_spiel matrix_mp",
+    "rock_paper_scissors": "open_spiel matrix_rps",
+    "battle_of_the_sexes": "open_spiel matrix_bos",
+    "coordination": "open_spiel matrix_coordination",
+}
+
+for _name, _desc in _MATRIX_GAMES.items():
+    register(
+        f"{_name}-v0",
+        f"{_MATRIX}:MatrixGame",
+        kwargs={"game": _name},
+        family="games",
+        num_agents=2,
+        text=True,
+        reference=_OPENSPIEL.get(_name, ""),
+        description=f"one-shot {_desc}",
+    )
+    register(
+        f"iterated_{_name}-v0",
+        f"{_MATRIX}:MatrixGame",
+        kwargs={"game": _name, "num_rounds": 20, "history_len": 1},
+        family="games",
+        num_agents=2,
+        text=True,
+        reference=_OPENSPIEL.get(_name, ""),
+        description=f"20-round repeated game, {_desc}",
+    )
+
+register(
+    "public_goods-v0",
+    f"{_MATRIX}:PublicGoodsGame",
+    kwargs={"num_agents": 4},
+    family="games",
+    num_agents="2+ (default 4)",
+    text=True,
+    description="one-shot n-player public goods game (keep/contribute)",
+)
+register(
+    "iterated_public_goods-v0",
+    f"{_MATRIX}:PublicGoodsGame",
+    kwargs={"num_agents": 4, "num_rounds": 20},
+    family="games",
+    num_agents="2+ (default 4)",
+    text=True,
+    description="20-round repeated n-player public goods game",
+)

@@ -1,0 +1,1 @@
+"""Coordination worlds (MPE, foraging, warehouses, Overcooked); no env has landed yet."""

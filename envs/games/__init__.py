@@ -1,0 +1,2 @@
+"""Games: matrix games now; board, card and dice games (tic-tac-toe, connect four,
+poker, Liar's dice, Hanabi) follow in their own modules."""
