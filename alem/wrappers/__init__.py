@@ -1,1 +1,30 @@
-"""Wrappers: auto-reset, episode statistics, observation transforms, views and adapters."""
+"""Wrappers: auto-reset, episode statistics, observation transforms, views and adapters.
+
+Typical stack for training: ``EpisodeStats(AutoReset(env))``; add
+``AgentIdOneHot(FlattenObs(...))`` or ``NormalizeObs`` around it as needed.
+"""
+
+from alem.wrappers.autoreset import AutoReset
+from alem.wrappers.base import Wrapper
+from alem.wrappers.dict_view import DictView
+from alem.wrappers.episode_stats import EpisodeStats, EpisodeStatsState
+from alem.wrappers.observation import (
+    AgentIdOneHot,
+    FlattenObs,
+    NormalizeObs,
+    NormalizeObsState,
+    ObservationWrapper,
+)
+
+__all__ = [
+    "AgentIdOneHot",
+    "AutoReset",
+    "DictView",
+    "EpisodeStats",
+    "EpisodeStatsState",
+    "FlattenObs",
+    "NormalizeObs",
+    "NormalizeObsState",
+    "ObservationWrapper",
+    "Wrapper",
+]
