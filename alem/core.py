@@ -84,8 +84,9 @@ class MultiAgentEnv(Generic[TState, TParams]):
     supports_text: ClassVar[bool] = False
     #: Whether trajectories depend on the key (for given actions and params).
     stochastic: ClassVar[bool] = True
-    #: Whether actions are ``[N, d]`` floats instead of ``[N]`` indices.
-    continuous_actions: ClassVar[bool] = False
+    #: Whether actions are ``[N, d]`` floats instead of ``[N]`` indices (may be set per
+    #: instance, e.g. by adapters). Continuous envs report an all-True ``action_mask [N, d]``.
+    continuous_actions: bool = False
     #: Version of the dynamics; a change of dynamics bumps it (and the registry id).
     version: ClassVar[int] = 0
 

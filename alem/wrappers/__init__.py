@@ -18,6 +18,8 @@ from alem.wrappers.observation import (
 
 __all__ = [
     "AgentIdOneHot",
+    "FromGymnax",
+    "ToGymnax",
     "AutoReset",
     "DictView",
     "EpisodeStats",
@@ -28,3 +30,12 @@ __all__ = [
     "ObservationWrapper",
     "Wrapper",
 ]
+
+
+def __getattr__(name: str):
+    # The gymnax adapters import gymnax (and gymnasium); load them only when asked for.
+    if name in ("FromGymnax", "ToGymnax"):
+        from alem.wrappers import gymnax
+
+        return getattr(gymnax, name)
+    raise AttributeError(f"module 'alem.wrappers' has no attribute {name!r}")

@@ -86,7 +86,9 @@ class AgentIdOneHot(ObservationWrapper):
                 dtype=inner.dtype,
             )
         return spaces.Box(
-            np.concatenate([inner.low, np.zeros(n)]), np.concatenate([inner.high, np.ones(n)]), dtype=inner.dtype
+            np.concatenate([inner.low, np.zeros(n)]),
+            np.concatenate([inner.high, np.ones(n)]),
+            dtype=inner.dtype,
         )
 
 
@@ -108,8 +110,9 @@ class NormalizeObs(Wrapper):
     wrapper outside :class:`AutoReset`: its ``reset`` starts fresh statistics.
     """
 
-    def __init__(self, env, *, clip: float = 10.0, eps: float = 1e-8, axis_name: str | None = None,
-                 update: bool = True):
+    def __init__(
+        self, env, *, clip: float = 10.0, eps: float = 1e-8, axis_name: str | None = None, update: bool = True
+    ):
         super().__init__(env)
         self.clip, self.eps, self.axis_name, self.update = float(clip), float(eps), axis_name, bool(update)
 

@@ -102,9 +102,7 @@ GAMES: dict[str, tuple[str, tuple[str, ...], Any, str]] = {
     "rock_paper_scissors": (
         "rock-paper-scissors",
         ("rock", "paper", "scissors"),
-        lambda: _two_player(
-            [[0, -1, 1], [1, 0, -1], [-1, 1, 0]], [[0, 1, -1], [-1, 0, 1], [1, -1, 0]]
-        ),
+        lambda: _two_player([[0, -1, 1], [1, 0, -1], [-1, 1, 0]], [[0, 1, -1], [-1, 0, 1], [1, -1, 0]]),
         "zero-sum (OpenSpiel matrix_rps)",
     ),
     "battle_of_the_sexes": (
@@ -209,7 +207,9 @@ class RepeatedGame(MultiAgentEnv[RepeatedGameState, Any]):
         self.ego_centric = bool(ego_centric)
         n, a = num_agents, len(action_names)
         # order[i] lists whose action agent i sees in each of its N slots.
-        shift = np.arange(n)[:, None] + np.arange(n)[None, :] if ego_centric else np.tile(np.arange(n), (n, 1))
+        shift = (
+            np.arange(n)[:, None] + np.arange(n)[None, :] if ego_centric else np.tile(np.arange(n), (n, 1))
+        )
         self._order = np.asarray(shift % n, dtype=np.int32)
         self._obs_dim = self.history_len * n * (a + 1)
 
@@ -262,9 +262,7 @@ class RepeatedGame(MultiAgentEnv[RepeatedGameState, Any]):
     def step_env(self, key, state, actions, params):
         reward = self.payoff(params, actions).astype(jnp.float32)
         history = jnp.concatenate([actions[None, :], state.history[:-1]], axis=0)
-        state = RepeatedGameState(
-            round=state.round + 1, history=history, returns=state.returns + reward
-        )
+        state = RepeatedGameState(round=state.round + 1, history=history, returns=state.returns + reward)
         stopped = jax.random.uniform(key) >= params.continue_prob
         horizon = state.round >= params.num_rounds
         terminated = stopped | (horizon & ~params.truncate_at_horizon)
@@ -294,7 +292,11 @@ class RepeatedGame(MultiAgentEnv[RepeatedGameState, Any]):
         rnd = int(state.round)
         hist = np.asarray(state.history)
         returns = np.asarray(state.returns)
-        lines = [f"Round {rnd + 1} of {int(params.num_rounds)}." if rnd < int(params.num_rounds) else "The game is over."]
+        lines = [
+            f"Round {rnd + 1} of {int(params.num_rounds)}."
+            if rnd < int(params.num_rounds)
+            else "The game is over."
+        ]
         who = range(self.num_agents) if agent is None else self._order[agent]
 
         def label(j: int) -> str:
@@ -303,7 +305,11 @@ class RepeatedGame(MultiAgentEnv[RepeatedGameState, Any]):
         if agent is not None:
             lines.append(f"Your total payoff so far: {returns[agent]:g}.")
         else:
-            lines.append("Totals so far: " + ", ".join(f"player {j}: {returns[j]:g}" for j in range(self.num_agents)) + ".")
+            lines.append(
+                "Totals so far: "
+                + ", ".join(f"player {j}: {returns[j]:g}" for j in range(self.num_agents))
+                + "."
+            )
         played = [h for h in hist if h[0] >= 0]
         if played:
             lines.append("Recent rounds (most recent first):")
@@ -382,7 +388,11 @@ class MatrixGame(RepeatedGame):
             raise EnvArgumentError(f"{len(names)} action names for {table.shape[1]} actions")
         self.game = game
         super().__init__(
-            table.shape[0], names, history_len=history_len, ego_centric=ego_centric, illegal_action=illegal_action
+            table.shape[0],
+            names,
+            history_len=history_len,
+            ego_centric=ego_centric,
+            illegal_action=illegal_action,
         )
         self._default_params = MatrixGameParams(
             payoffs=jnp.asarray(table), **_horizon_params(num_rounds, continue_prob, truncate_at_horizon)

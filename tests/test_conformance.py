@@ -1,0 +1,271 @@
+"""The conformance suite: every registered env is checked against the env contract.
+
+Each env id gets one cached harness of jitted functions (module fixture), so the
+whole suite compiles a handful of programs per env.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import alem
+from alem.wrappers import AutoReset
+
+ENV_IDS = sorted(alem.registry())
+NUM_ENVS = 6
+NUM_STEPS = 24
+
+
+def _random_legal(key, mask):
+    logits = jnp.where(mask, 0.0, -jnp.inf)
+    return jax.random.categorical(key, logits, axis=-1).astype(jnp.int32)
+
+
+def _random_action(env, key, ts):
+    if env.continuous_actions:
+        return env.action_space().sample(key)
+    return _random_legal(key, ts.action_mask)
+
+
+class Harness:
+    """Jitted reset/step/rollout for one env id, built once per test session."""
+
+    def __init__(self, env_id: str):
+        self.env = alem.make(env_id)
+        self.auto = AutoReset(self.env)
+        self.params = self.env.default_params
+        env, auto = self.env, self.auto
+        reset, step, auto_step = jax.jit(env.reset), jax.jit(env.step), jax.jit(auto.step)
+        self.reset = lambda key: reset(key, self.params)
+        self.step = lambda key, state, acts: step(key, state, acts, self.params)
+        self.auto_step = lambda key, state, acts: auto_step(key, state, acts, self.params)
+
+        # Params are passed as arguments (not closed over) so envs that differ only in
+        # params compile to the same program and share the persistent cache.
+        def rollout(key, params):
+            k0, k1 = jax.random.split(key)
+            state, ts = jax.vmap(auto.reset, (0, None))(jax.random.split(k0, NUM_ENVS), params)
+
+            def body(carry, k):
+                state, ts = carry
+                ka, ks = jax.random.split(k)
+                acts = jax.vmap(functools.partial(_random_action, env))(jax.random.split(ka, NUM_ENVS), ts)
+                state, ts2 = jax.vmap(auto.step, (0, 0, 0, None))(
+                    jax.random.split(ks, NUM_ENVS), state, acts, params
+                )
+                gs = jax.vmap(env.global_state, (0, None))(state, params)
+                return (state, ts2), (ts2, gs, acts)
+
+            _, traj = jax.lax.scan(body, (state, ts), jax.random.split(k1, NUM_STEPS))
+            return ts, traj
+
+        self.rollout = jax.jit(rollout)
+        self._cache: dict[int, tuple] = {}
+
+    def traj(self, seed: int):
+        if seed not in self._cache:
+            self._cache[seed] = jax.device_get(self.rollout(jax.random.key(seed), self.params))
+        return self._cache[seed]
+
+
+_HARNESSES: dict[str, Harness] = {}
+
+
+@pytest.fixture(params=ENV_IDS)
+def h(request) -> Harness:
+    if request.param not in _HARNESSES:
+        _HARNESSES[request.param] = Harness(request.param)
+    return _HARNESSES[request.param]
+
+
+def test_registry_entry_matches_env(h):
+    spec = alem.registry()[h.env.id]
+    assert spec.family in {"games", "pathfinding", "coordination"}
+    assert spec.text == h.env.supports_text
+    if isinstance(spec.num_agents, int):
+        assert spec.num_agents == h.env.num_agents
+    assert h.env.__class__.__doc__ and len(h.env.__class__.__doc__) > 40, "every env needs a docstring card"
+
+
+def test_spaces_consistent(h):
+    env = h.env
+    n = env.num_agents
+    assert len(env.agents) == n == len(env.agent_roles)
+    assert all(0 <= r < len(env.role_names) for r in env.agent_roles)
+    stacked = env.observation_space()
+    assert stacked.shape[0] == n
+    per = [env.observation_space(i) for i in range(n)]
+    assert all(p.shape == stacked.shape[1:] for p in per)
+    if not env.continuous_actions:
+        assert env.action_space().shape == (n,)
+        assert env.num_actions == max(env.action_space(i).n for i in range(n))
+
+
+def test_reset_timestep_shapes_and_dtypes(h):
+    env = h.env
+    n = env.num_agents
+    state, ts = h.reset(jax.random.key(0))
+    assert ts.obs.shape == env.observation_space().shape
+    assert ts.reward.shape == (n,) and ts.reward.dtype == jnp.float32
+    assert ts.terminated.shape == () and ts.terminated.dtype == jnp.bool_
+    assert ts.truncated.shape == () and ts.truncated.dtype == jnp.bool_
+    assert ts.acting.shape == (n,) and ts.acting.dtype == jnp.bool_
+    if not env.continuous_actions:
+        assert ts.action_mask.shape == (n, env.num_actions) and ts.action_mask.dtype == jnp.bool_
+    assert not bool(ts.done)
+    assert "illegal_action" in ts.info
+
+
+def test_step_info_has_same_structure_as_reset(h):
+    state, ts0 = h.reset(jax.random.key(0))
+    acts = _random_action(h.env, jax.random.key(1), ts0)
+    _, ts1 = h.step(jax.random.key(2), state, acts)
+    s0 = jax.tree.map(lambda x: (x.shape, x.dtype), ts0)
+    s1 = jax.tree.map(lambda x: (x.shape, x.dtype), ts1)
+    assert s0 == s1
+
+
+def test_vmap_over_one_env(h):
+    """vmap over a batch of 1 (the rollout fixture covers many envs)."""
+    keys = jax.random.split(jax.random.key(3), 1)
+    state, ts = jax.jit(jax.vmap(h.env.reset, (0, None)))(keys, h.params)
+    assert ts.obs.shape == (1, *h.env.observation_space().shape)
+    acts = jax.vmap(functools.partial(_random_action, h.env))(keys, ts)
+    state, ts = jax.jit(jax.vmap(h.env.step, (0, 0, 0, None)))(keys, state, acts, h.params)
+    assert ts.reward.shape == (1, h.env.num_agents)
+    _, many = h.traj(0)
+    assert many[0].reward.shape == (NUM_STEPS, NUM_ENVS, h.env.num_agents)
+
+
+def test_rollout_obs_in_space_and_masks_valid(h):
+    ts0, (ts, gs, acts) = h.traj(0)
+    space = h.env.observation_space()
+    contains = jax.jit(jax.vmap(jax.vmap(space.contains)))
+    assert bool(jnp.all(contains(ts.obs))), "observation outside the declared space"
+    assert bool(jnp.all(jax.vmap(space.contains)(ts0.obs)))
+    assert bool(jnp.all(contains(ts.info["final_obs"])))
+    if not h.env.continuous_actions:
+        legal_any = ts.action_mask.any(-1)
+        assert bool(jnp.all(legal_any | ~ts.acting)), "an acting agent has no legal action"
+        assert not bool(ts.info["illegal_action"].any()), "random legal actions were flagged illegal"
+    assert bool(jnp.all(jnp.isfinite(ts.reward)))
+    assert bool(ts.acting.any(-1).all()), "nobody acts"
+
+
+def test_global_state_in_its_space(h):
+    _, (ts, gs, _) = h.traj(0)
+    space = h.env.global_state_space()
+    assert gs.shape[2:] == space.shape
+    assert bool(jnp.all(jax.vmap(jax.vmap(space.contains))(gs)))
+
+
+def test_same_key_same_trajectory(h):
+    a = h.traj(0)
+    b = jax.device_get(h.rollout(jax.random.key(0), h.params))
+    for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_different_keys_differ_where_stochastic(h):
+    if not h.env.stochastic:
+        pytest.skip("deterministic env (given actions)")
+    # Same actions, different env keys: replay the actions of seed 0 under another key.
+    env = h.env
+    state, ts = h.reset(jax.random.key(0))
+    obs_a, obs_b = [], []
+    sb, tsb = h.reset(jax.random.key(1))
+    for t in range(NUM_STEPS):
+        acts = _random_action(env, jax.random.key(100 + t), ts)
+        state, ts = h.auto_step(jax.random.key(t), state, acts)
+        sb, tsb = h.auto_step(jax.random.key(10_000 + t), sb, acts)
+        obs_a.append(np.asarray(ts.obs))
+        obs_b.append(np.asarray(tsb.obs))
+    assert not np.array_equal(np.stack(obs_a), np.stack(obs_b))
+
+
+def test_episodes_end_and_autoreset_keeps_final_obs(h):
+    """AutoReset.step == raw step (with the split key) until done, then == reset."""
+    env = h.env
+    state, ts = h.reset(jax.random.key(7))
+    ended = False
+    for t in range(400):
+        key = jax.random.key(1000 + t)
+        acts = _random_action(env, jax.random.key(5000 + t), ts)
+        k_step, k_reset = jax.random.split(key)
+        raw_state, raw_ts = h.step(k_step, state, acts)
+        auto_state, auto_ts = h.auto_step(key, state, acts)
+        np.testing.assert_array_equal(auto_ts.info["final_obs"], raw_ts.obs)
+        np.testing.assert_array_equal(auto_ts.reward, raw_ts.reward)
+        assert bool(auto_ts.terminated) == bool(raw_ts.terminated)
+        assert bool(auto_ts.truncated) == bool(raw_ts.truncated)
+        if bool(raw_ts.done):
+            re_state, re_ts = h.reset(k_reset)
+            np.testing.assert_array_equal(auto_ts.obs, re_ts.obs)
+            np.testing.assert_array_equal(auto_ts.action_mask, re_ts.action_mask)
+            for x, y in zip(jax.tree.leaves(auto_state), jax.tree.leaves(re_state), strict=True):
+                np.testing.assert_array_equal(x, y)
+            ended = True
+            break
+        np.testing.assert_array_equal(auto_ts.obs, raw_ts.obs)
+        state, ts = raw_state, raw_ts
+    assert ended, "no episode ended within 400 random steps"
+
+
+def test_wrong_action_shape_and_dtype_raise_clear_errors(h):
+    env = h.env
+    state, ts = h.reset(jax.random.key(0))
+    n = env.num_agents
+    bad_shape = jnp.zeros((n + 1,), jnp.int32) if not env.continuous_actions else jnp.zeros((n + 1, 1))
+    with pytest.raises(alem.ActionError, match=f"{env.id}.*actions.*shape"):
+        env.step(jax.random.key(1), state, bad_shape)
+    with pytest.raises(alem.ActionError, match="vmap"):
+        env.step(
+            jax.random.key(1), state, jnp.zeros((3, *env.action_space().shape), env.action_space().dtype)
+        )
+    if not env.continuous_actions:
+        with pytest.raises(alem.ActionError, match="integer"):
+            env.step(jax.random.key(1), state, jnp.zeros((n,), jnp.float32))
+
+
+def test_out_of_range_actions_are_replaced_and_counted(h):
+    env = h.env
+    if env.continuous_actions:
+        pytest.skip("discrete actions only")
+    state, ts = h.reset(jax.random.key(0))
+    for bad in (env.num_actions + 3, -1):
+        acts = jnp.full((env.num_agents,), bad, jnp.int32)
+        s2, ts2 = h.step(jax.random.key(1), state, acts)
+        np.testing.assert_array_equal(ts2.info["illegal_action"], ts.acting)
+        # Same outcome as playing each agent's first legal action.
+        first = jnp.argmax(ts.action_mask, axis=1).astype(jnp.int32)
+        s3, ts3 = h.step(jax.random.key(1), state, first)
+        np.testing.assert_array_equal(ts2.obs, ts3.obs)
+        np.testing.assert_array_equal(ts2.reward, ts3.reward)
+
+
+def test_text_hooks_round_trip(h):
+    env = h.env
+    if not env.supports_text:
+        pytest.skip("no text support")
+    state, ts = h.reset(jax.random.key(0))
+    for i in range(env.num_agents):
+        rules = env.rules_text(agent=i)
+        assert isinstance(rules, str) and len(rules) > 20
+        view = env.render_text(state, agent=i)
+        assert isinstance(view, str) and view
+        names = env.action_names(i)
+        assert len(names) == env.action_space(i).n
+        assert len(set(n.lower() for n in names)) == len(names), "action names must be unique"
+        for j, name in enumerate(names):
+            assert env.parse_action(name, i) == j
+            assert env.parse_action(f"  {name.upper()}. ", i) == j
+        assert env.parse_action("no idea at all, sorry", i) is None
+        legal = env.legal_action_names(state, i)
+        assert set(legal) <= set(names)
+        assert legal or not bool(ts.acting[i])
+    assert isinstance(env.render_text(state), str)

@@ -1,0 +1,75 @@
+import pytest
+
+import alem
+from alem.core import MultiAgentEnv
+
+
+def test_builtin_ids_are_versioned_and_listed():
+    reg = alem.registry()
+    assert "prisoners_dilemma-v0" in reg and "iterated_public_goods-v0" in reg
+    assert all("-v" in k for k in reg)
+    games = alem.registry("games")
+    assert set(games) <= set(reg) and "stag_hunt-v0" in games
+    with pytest.raises(TypeError):
+        reg["x-v0"] = None  # read-only view
+
+
+def test_unknown_id_names_closest_ids():
+    with pytest.raises(alem.UnknownEnvError, match="prisoners_dilemma-v0"):
+        alem.make("prisoner_dilemma-v0")
+    with pytest.raises(alem.UnknownEnvError, match=r"versions of 'stag_hunt': \['stag_hunt-v0'\]"):
+        alem.make("stag_hunt-v7")
+    with pytest.raises(alem.UnknownEnvError, match="stag_hunt-v0"):
+        alem.make("stag_hunt")
+
+
+def test_wrong_kwargs_are_named():
+    with pytest.raises(alem.EnvArgumentError, match=r"'num_round'.*did you mean 'num_rounds'"):
+        alem.make("iterated_prisoners_dilemma-v0", num_round=5)
+    with pytest.raises(alem.EnvArgumentError, match="num_rounds must be >= 1"):
+        alem.make("iterated_prisoners_dilemma-v0", num_rounds=0)
+    with pytest.raises(alem.EnvArgumentError, match="history_len"):
+        alem.make("prisoners_dilemma-v0", history_len=0)
+
+
+def test_make_applies_kwargs_and_sets_id():
+    env = alem.make("iterated_stag_hunt-v0", num_rounds=7)
+    assert env.id == "iterated_stag_hunt-v0"
+    assert int(env.default_params.num_rounds) == 7
+    assert env.spec.family == "games"
+
+
+def test_register_validates_and_refuses_duplicates():
+    with pytest.raises(ValueError, match="name-vN"):
+        alem.register("NoVersion", "alem.envs.games.matrix:MatrixGame")
+    with pytest.raises(ValueError, match="already registered"):
+        alem.register("stag_hunt-v0", "alem.envs.games.matrix:MatrixGame")
+    with pytest.raises(TypeError, match="unknown fields"):
+        alem.register("tmp_env-v0", "alem.envs.games.matrix:MatrixGame", colour="red")
+
+
+def test_register_custom_env_and_make_it():
+    from alem.envs.games.matrix import MatrixGame
+
+    spec = alem.register(
+        "test_custom_game-v3",
+        MatrixGame,
+        kwargs={"game": "custom", "payoffs": [[[1, 0], [0, 1]], [[1, 0], [0, 1]]]},
+        family="games",
+        num_agents=2,
+        overwrite=True,
+    )
+    assert spec.version == 3 and spec.name == "test_custom_game"
+    env = alem.make("test_custom_game-v3")
+    assert isinstance(env, MultiAgentEnv) and env.num_agents == 2
+
+
+def test_optional_dependency_fails_with_install_hint():
+    alem.register(
+        "needs_missing_dep-v0",
+        "alem_missing_module_xyz:Env",
+        requires={"alem_missing_module_xyz": "alem-missing-module-xyz>=1"},
+        overwrite=True,
+    )
+    with pytest.raises(alem.DependencyNotInstalled, match="pip install 'alem-missing-module-xyz>=1'"):
+        alem.make("needs_missing_dep-v0")
