@@ -1,0 +1,28 @@
+"""CI runs the README's test command itself (no copy that can drift)."""
+
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _block_after(marker: str) -> list[str]:
+    lines = (ROOT / "README.md").read_text().splitlines()
+    i = lines.index(f"<!-- command:{marker} -->")
+    start = next(j for j in range(i + 1, len(lines)) if lines[j].startswith("```"))
+    end = next(j for j in range(start + 1, len(lines)) if lines[j].startswith("```"))
+    return lines[start + 1 : end]
+
+
+def test_readme_has_exactly_two_setup_commands():
+    assert len(_block_after("main")) == 1 and len(_block_after("test")) == 1
+    assert "python -m alem.train" in _block_after("main")[0]
+    assert "pytest" in _block_after("test")[0] and "ruff check" in _block_after("test")[0]
+
+
+def test_ci_script_extracts_the_readme_test_command():
+    script = (ROOT / ".ci" / "run").read_text()
+    assert "<!-- command:test -->" in script and "README.md" in script
+    awk = script.split("cmd=\"$(awk '", 1)[1].split("' README.md)", 1)[0]
+    out = subprocess.run(["awk", awk, "README.md"], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == _block_after("test")[0]
