@@ -37,4 +37,4 @@ __all__ = [
 ]
 
 # Built-in registry entries (strings only: no env module is imported here).
-import alem.envs  # noqa: E402,F401
+import alem.envs  # noqa: F401

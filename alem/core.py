@@ -310,4 +310,4 @@ class MultiAgentEnv(Generic[TState, TParams]):
 
 def closest(name: str, candidates: list[str], n: int = 3) -> list[str]:
     """Up to ``n`` candidates closest to ``name`` (for "did you mean" messages)."""
-    return difflib.get_close_matches(name, candidates, n=n, cutoff=0.4)
+    return difflib.get_close_matches(name, candidates, n=n, cutoff=0.6)

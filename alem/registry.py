@@ -106,8 +106,11 @@ def _unknown_id_error(id: str) -> UnknownEnvError:
     versions = [k for k in ids if k.rsplit("-v", 1)[0] == name]
     if versions:
         return UnknownEnvError(f"env {id!r} is not registered; versions of {name!r}: {versions}")
-    near = closest(id, ids) or closest(name, [k.rsplit("-v", 1)[0] for k in ids])
-    near = [k for k in ids if k in near or k.rsplit("-v", 1)[0] in near][:5]
+    # Closest first; fall back to matching the bare name against bare names.
+    near = closest(id, ids, n=3)
+    if not near:
+        by_name = {k.rsplit("-v", 1)[0]: k for k in ids}
+        near = [by_name[n] for n in closest(name, list(by_name), n=3)]
     hint = f"; did you mean {near}?" if near else ""
     return UnknownEnvError(f"unknown env id {id!r}{hint} (alem.registry() lists all {len(ids)} ids)")
 
@@ -139,7 +142,9 @@ def make(id: str, **kwargs: Any) -> MultiAgentEnv:
         bad = [k for k in kwargs if k not in accepted]
         if bad:
             hints = {k: closest(k, accepted, 1) for k in bad}
-            detail = ", ".join(f"{k!r}" + (f" (did you mean {h[0]!r}?)" if h else "") for k, h in hints.items())
+            detail = ", ".join(
+                f"{k!r}" + (f" (did you mean {h[0]!r}?)" if h else "") for k, h in hints.items()
+            )
             raise EnvArgumentError(f"{id}: unknown keyword argument(s) {detail}; accepted: {accepted}")
     env = ctor(**{**spec.kwargs, **kwargs})
     env.id = id

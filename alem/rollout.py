@@ -1,0 +1,157 @@
+"""Random-policy rollouts: a uniform-random legal policy run with ``lax.scan``.
+
+:func:`make_rollout` builds a pure, jittable function that steps ``num_envs``
+copies of an env (``EpisodeStats(AutoReset(env))``, vmapped) for ``num_steps``
+steps and returns the final state with episode statistics as JAX arrays. The
+state can be passed back in, so training loops call one compiled function
+repeatedly and carry the envs across chunks::
+
+    rollout = make_rollout(env, num_envs=64, num_steps=128)
+    step = jax.jit(rollout)
+    state = jax.jit(rollout.init)(key0, params)
+    for k in keys:
+        state, metrics = step(k, params, state)
+
+Metric arrays (sums are there so chunks can be aggregated exactly):
+
+- ``episodes``: int32 ``[]``, episodes that finished in this call.
+- ``return_sum``: float32 ``[N]``, summed episode returns of those episodes.
+- ``length_sum``: float32 ``[]``, summed episode lengths (env steps).
+- ``episode_return``: float32 ``[N]``, mean episode return per agent (NaN if none finished).
+- ``episode_length``: float32 ``[]``, mean episode length (NaN if none finished).
+- ``illegal_actions``: int32 ``[]``, agent-steps flagged in ``info["illegal_action"]``.
+- ``env_steps``: int32 ``[]``, ``num_envs * num_steps``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from flax import struct
+from jaxtyping import Array, Bool, Int, PRNGKeyArray
+
+from alem.core import MultiAgentEnv, TimeStep
+from alem.wrappers import AutoReset, EpisodeStats
+
+__all__ = ["RolloutState", "Rollout", "make_rollout", "random_legal_actions", "random_actions"]
+
+
+def random_legal_actions(key: PRNGKeyArray, action_mask: Bool[Array, "N A"]) -> Int[Array, " N"]:
+    """One action per agent, uniform among that agent's legal actions.
+
+    Args:
+        key: a PRNG key.
+        action_mask: bool ``[N, A]``; True where the action is legal. Leading batch
+            axes are allowed (``[..., N, A]``); every row gets its own draw.
+
+    Returns:
+        int32 ``[N]`` (``[..., N]`` for a batched mask). A row with no legal action (an agent that does not act in a
+        turn-based game may have one) yields action 0, which the env ignores.
+
+    Pure JAX (Gumbel-max over the legal entries), so it works under ``jit`` and ``vmap``.
+    """
+    mask = jnp.asarray(action_mask, dtype=bool)
+    scores = jnp.where(mask, jax.random.gumbel(key, mask.shape), -jnp.inf)
+    return jnp.argmax(scores, axis=-1).astype(jnp.int32)
+
+
+def random_actions(env: MultiAgentEnv, key: PRNGKeyArray, ts: TimeStep) -> jax.Array:
+    """Uniform-random legal actions for one (unbatched) env after timestep ``ts``.
+
+    Discrete envs sample uniformly among the legal actions of ``ts.action_mask``;
+    continuous envs (``env.continuous_actions``) sample the stacked action Box
+    ``env.action_space()`` (uniform where bounded).
+    """
+    if env.continuous_actions:
+        return env.action_space().sample(key)
+    return random_legal_actions(key, ts.action_mask)
+
+
+@struct.dataclass
+class RolloutState:
+    """What a rollout carries between calls: the batched env state and last timestep."""
+
+    env_state: Any  # EpisodeStatsState, batched over envs
+    timestep: TimeStep  # batched over envs
+
+
+@dataclasses.dataclass(frozen=True)
+class Rollout:
+    """A jittable random-policy rollout over ``num_envs`` envs for ``num_steps`` steps.
+
+    Call it as ``rollout(key, params, state=None) -> (final_state, metrics)``;
+    with ``state=None`` the envs are reset first (from a key split off ``key``).
+    ``init(key, params)`` gives the reset state alone.
+    """
+
+    env: MultiAgentEnv  # the wrapped env, EpisodeStats(AutoReset(env))
+    num_envs: int
+    num_steps: int
+
+    def init(self, key: PRNGKeyArray, params: Any) -> RolloutState:
+        """Reset ``num_envs`` envs with keys split from ``key``."""
+        keys = jax.random.split(key, self.num_envs)
+        env_state, ts = jax.vmap(self.env.reset, in_axes=(0, None))(keys, params)
+        return RolloutState(env_state=env_state, timestep=ts)
+
+    def __call__(
+        self, key: PRNGKeyArray, params: Any, state: RolloutState | None = None
+    ) -> tuple[RolloutState, dict[str, jax.Array]]:
+        """Run ``num_steps`` vmapped steps with uniform-random legal actions."""
+        env, n = self.env, self.num_envs
+        if state is None:
+            key, key_reset = jax.random.split(key)
+            state = self.init(key_reset, params)
+
+        def one_step(carry: RolloutState, step_key):
+            k_act, k_env = jax.random.split(step_key)
+            if env.continuous_actions:
+                space = env.action_space()
+                actions = jax.vmap(space.sample)(jax.random.split(k_act, n))
+            else:  # one batched draw over [E, N, A] compiles faster than a vmap over keys
+                actions = random_legal_actions(k_act, carry.timestep.action_mask)
+            env_state, ts = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
+                jax.random.split(k_env, n), carry.env_state, actions, params
+            )
+            info = ts.info
+            done = info["episode_done"]  # [E]
+            w = done.astype(jnp.float32)
+            out = {
+                "episodes": done.sum(dtype=jnp.int32),
+                "return_sum": (info["episode_return"] * w[:, None]).sum(axis=0),
+                "length_sum": (info["episode_length"].astype(jnp.float32) * w).sum(),
+                "illegal_actions": info["illegal_action"].sum(dtype=jnp.int32),
+            }
+            return RolloutState(env_state=env_state, timestep=ts), out
+
+        state, per_step = jax.lax.scan(one_step, state, jax.random.split(key, self.num_steps))
+        totals = jax.tree.map(lambda x: x.sum(axis=0), per_step)
+        return state, summarize(totals, env_steps=self.num_envs * self.num_steps)
+
+
+def summarize(totals: dict[str, jax.Array], env_steps: int | jax.Array) -> dict[str, jax.Array]:
+    """Add means (NaN where no episode finished) and ``env_steps`` to summed metrics."""
+    episodes = totals["episodes"]
+    denom = jnp.maximum(episodes, 1).astype(jnp.float32)
+    some = episodes > 0
+    return {
+        **totals,
+        "episode_return": jnp.where(some, totals["return_sum"] / denom, jnp.nan),
+        "episode_length": jnp.where(some, totals["length_sum"] / denom, jnp.nan),
+        "env_steps": jnp.asarray(env_steps, jnp.int32),
+    }
+
+
+def make_rollout(env: MultiAgentEnv, num_envs: int, num_steps: int) -> Rollout:
+    """Build a random-policy rollout of ``env``; see :class:`Rollout`.
+
+    The env is wrapped as ``EpisodeStats(AutoReset(env))``; reset and step are
+    vmapped over ``num_envs`` and scanned over ``num_steps``. The result is pure:
+    ``jax.jit(rollout)`` and ``jax.vmap(rollout, in_axes=(0, None))`` (over seeds) work.
+    """
+    if int(num_envs) < 1 or int(num_steps) < 1:
+        raise ValueError(f"num_envs and num_steps must be >= 1, got {num_envs} and {num_steps}")
+    return Rollout(env=EpisodeStats(AutoReset(env)), num_envs=int(num_envs), num_steps=int(num_steps))

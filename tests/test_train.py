@@ -1,0 +1,195 @@
+"""Tests for the training entry point ``python -m alem.train`` (random algorithm) and its configs."""
+
+from __future__ import annotations
+
+import importlib.resources
+import json
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from hydra import compose, initialize_config_module
+from hydra.errors import MissingConfigException
+from omegaconf import OmegaConf
+
+import alem
+from alem.train import ConfigError, run
+
+NUM_ENVS, NUM_STEPS, TOTAL = 256, 32, 16_384  # 2 chunks; one-shot game: 16,384 episodes per seed
+
+
+def _cli(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "alem.train", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**__import__("os").environ, "WANDB_MODE": "disabled", "HYDRA_FULL_ERROR": "0"},
+    )
+
+
+@pytest.fixture(scope="module")
+def cli_run(tmp_path_factory):
+    """One real CLI run: the one-shot prisoner's dilemma, two seeds, tiny sizes."""
+    tmp = tmp_path_factory.mktemp("train")
+    run_dir = tmp / "run"
+    proc = _cli(
+        [
+            f"hydra.run.dir={run_dir}",
+            "env=prisoners_dilemma",
+            "num_seeds=2",
+            "seed=3",
+            f"algo.num_envs={NUM_ENVS}",
+            f"algo.num_steps={NUM_STEPS}",
+            f"algo.total_steps={TOTAL}",
+        ],
+        cwd=tmp,
+    )
+    return proc, run_dir
+
+
+def test_cli_writes_results_and_matches_uniform_random_value(cli_run):
+    proc, run_dir = cli_run
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    path = run_dir / "results.json"
+    assert lines[-1] == f"Results written to {path.resolve()}"
+    assert sum(line.startswith("Results written to") for line in lines) == 1
+    assert sum(line.startswith("[chunk ") for line in lines) == 2  # a progress line per chunk
+    assert "env-steps/s" in lines[-2]
+
+    res = json.loads(path.read_text())
+    assert res["env_id"] == "prisoners_dilemma-v0" and res["algo"] == "random"
+    assert res["seeds"] == [3, 4] and res["agents"] == ["player_0", "player_1"]
+    assert res["illegal_actions"] == 0
+    assert res["env_steps_per_seed"] == TOTAL and res["env_steps"] == 2 * TOTAL
+    assert res["episodes_per_seed"] == [TOTAL, TOTAL]
+    assert res["episode_length_mean"] == 1.0
+    assert res["jax_version"] and res["jax_backend"] and res["wall_time_s"] > 0 and res["steps_per_s"] > 0
+    assert res["config"]["env"]["id"] == "prisoners_dilemma-v0"
+    assert res["config"]["output_dir"] == str(run_dir.resolve())
+
+    # Analytic value of uniform random play, from the env's own payoff table.
+    payoffs = np.asarray(alem.make("prisoners_dilemma-v0").default_params.payoffs)  # [2, 2, 2]
+    expected = payoffs.reshape(2, -1).mean(axis=1)
+    assert expected[0] == pytest.approx((3 + 0 + 5 + 1) / 4)
+    sd = payoffs.reshape(2, -1).std(axis=1)
+    for per_seed in res["episode_return_per_seed"]:
+        np.testing.assert_allclose(per_seed, expected, atol=6 * sd.max() / np.sqrt(TOTAL))
+    np.testing.assert_allclose(res["episode_return_mean"], expected, atol=6 * sd.max() / np.sqrt(2 * TOTAL))
+
+    # The config is written too, resolved.
+    cfg = yaml.safe_load((run_dir / "config.yaml").read_text())
+    assert cfg["env"]["id"] == "prisoners_dilemma-v0" and cfg["num_seeds"] == 2
+
+
+def test_cli_seeds_give_different_results(cli_run):
+    proc, run_dir = cli_run
+    assert proc.returncode == 0, proc.stderr
+    res = json.loads((run_dir / "results.json").read_text())
+    a, b = res["episode_return_per_seed"]
+    assert a != b
+
+
+def test_cli_bad_env_id_is_a_clean_error(tmp_path):
+    proc = _cli([f"hydra.run.dir={tmp_path / 'run'}", "env.id=prisoners_dilema-v0"], cwd=tmp_path)
+    assert proc.returncode != 0
+    assert "prisoners_dilemma-v0" in proc.stderr  # the closest registered id
+    assert "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) <= 3, proc.stderr
+    assert not (tmp_path / "run" / "results.json").exists()
+
+
+def test_config_composes_from_package_in_any_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # nothing may depend on the repo being the working directory
+    with initialize_config_module(config_module="alem.configs", version_base=None):
+        cfg = compose(config_name="config")
+        assert cfg.env.id == "iterated_prisoners_dilemma-v0"
+        assert OmegaConf.to_container(cfg.env.kwargs) == {}
+        assert cfg.algo.name == "random"
+        assert min(cfg.algo.num_envs, cfg.algo.num_steps, cfg.algo.total_steps) >= 1
+        assert cfg.seed == 0 and cfg.num_seeds == 1 and cfg.output_dir is None
+        assert cfg.wandb.mode == "disabled"
+
+        other = compose(config_name="config", overrides=["env=stag_hunt", "seed=7"])
+        assert other.env.id == "stag_hunt-v0" and other.seed == 7
+        free = compose(config_name="config", overrides=["env.id=chicken-v0", "+env.kwargs.num_rounds=3"])
+        assert free.env.id == "chicken-v0" and free.env.kwargs.num_rounds == 3
+
+        with pytest.raises(MissingConfigException, match="random"):
+            compose(config_name="config", overrides=["algo=no_such_algo"])
+
+
+def test_every_env_yaml_names_a_registered_id():
+    folder = importlib.resources.files("alem.configs") / "env"
+    files = [f for f in folder.iterdir() if f.name.endswith(".yaml")]
+    assert {f.name for f in files} >= {
+        "iterated_prisoners_dilemma.yaml",
+        "prisoners_dilemma.yaml",
+        "stag_hunt.yaml",
+        "public_goods.yaml",
+    }
+    for f in files:
+        spec = yaml.safe_load(f.read_text())
+        assert set(spec) == {"id", "kwargs"}, f.name
+        assert spec["id"] in alem.registry(), f"{f.name}: {spec['id']} is not registered"
+        alem.make(spec["id"], **spec["kwargs"])
+
+
+def _cfg(*overrides: str):
+    with initialize_config_module(config_module="alem.configs", version_base=None):
+        return compose(config_name="config", overrides=list(overrides))
+
+
+def test_unknown_algorithm_and_bad_values_are_config_errors(tmp_path):
+    with pytest.raises(ConfigError, match=r"unknown algorithm 'nope'.*'random'"):
+        run(_cfg("algo.name=nope"), tmp_path)
+    with pytest.raises(ConfigError, match="wandb.mode"):
+        run(_cfg("wandb.mode=sometimes"), tmp_path)
+    with pytest.raises(alem.AlemError, match="num_roundz"):
+        run(_cfg("+env.kwargs.num_roundz=3"), tmp_path)
+    with pytest.raises(ConfigError, match="num_envs"):
+        run(_cfg("algo.num_envs=0"), tmp_path)
+    assert not (tmp_path / "results.json").exists()
+
+
+def test_wandb_logs_each_chunk_and_finishes(tmp_path, monkeypatch):
+    """wandb.mode=offline goes through wandb.init(mode=...), log per chunk, finish (a stand-in module)."""
+    calls: dict[str, list] = {"init": [], "log": [], "finish": []}
+
+    class FakeRun:
+        summary: dict = {}
+
+        def log(self, metrics, step=None):
+            calls["log"].append((step, dict(metrics)))
+
+        def finish(self, exit_code=0):
+            calls["finish"].append(exit_code)
+
+    def init(**kwargs):
+        calls["init"].append(kwargs)
+        return FakeRun()
+
+    monkeypatch.setitem(sys.modules, "wandb", types.SimpleNamespace(init=init))
+    cfg = _cfg(
+        "env=public_goods",
+        "wandb.mode=offline",
+        "algo.num_envs=16",
+        "algo.num_steps=8",
+        "algo.total_steps=384",
+    )
+    path = run(cfg, tmp_path)
+    assert path == tmp_path.resolve() / "results.json" and path.exists()
+    assert len(calls["init"]) == 1 and calls["init"][0]["mode"] == "offline"
+    assert calls["init"][0]["config"]["env"]["id"] == "public_goods-v0"
+    steps = [s for s, _ in calls["log"]]
+    assert steps == [128, 256, 384]  # 3 chunks of 16 x 8 env-steps
+    assert {"env_steps", "episode_return/player_0", "episode_return/mean"} <= set(calls["log"][0][1])
+    assert calls["finish"] == [0]
+    res = json.loads(path.read_text())
+    assert res["episodes"] == 384 and len(res["episode_return_mean"]) == 4
