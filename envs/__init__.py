@@ -70,3 +70,16 @@ register(
     text=True,
     description="20-round repeated n-player public goods game",
 )
+
+# Single-agent gymnax envs through the adapter, so they can drive the learners as 1-agent envs.
+for _alem_id, _gymnax_name in {"gymnax/cartpole-v1": "CartPole-v1", "gymnax/pendulum-v1": "Pendulum-v1"}.items():
+    register(
+        _alem_id,
+        "alem.wrappers.gymnax:make_gymnax",
+        kwargs={"name": _gymnax_name},
+        family="single_agent",
+        num_agents=1,
+        reference=f"gymnax {_gymnax_name}",
+        requires={"gymnax": "gymnax>=1.0,<1.1"},
+        description=f"gymnax {_gymnax_name} as a one-agent env (FromGymnax)",
+    )

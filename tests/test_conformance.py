@@ -85,7 +85,7 @@ def h(request) -> Harness:
 
 def test_registry_entry_matches_env(h):
     spec = alem.registry()[h.env.id]
-    assert spec.family in {"games", "pathfinding", "coordination"}
+    assert spec.family in {"games", "pathfinding", "coordination", "single_agent"}
     assert spec.text == h.env.supports_text
     if isinstance(spec.num_agents, int):
         assert spec.num_agents == h.env.num_agents
