@@ -36,6 +36,16 @@ class Space:
         return tuple(jnp.shape(x)) == tuple(self.shape)
 
 
+def _integers_below(x: Any, shape: tuple[int, ...], bound: Any) -> jax.Array:
+    """Scalar bool: ``x`` is an integer array of ``shape`` with ``0 <= x < bound``."""
+    if tuple(jnp.shape(x)) != tuple(shape):
+        return jnp.asarray(False)
+    x = jnp.asarray(x)
+    if not jnp.issubdtype(x.dtype, jnp.integer):
+        return jnp.asarray(False)
+    return jnp.all((x >= 0) & (x < jnp.asarray(bound)))
+
+
 class Discrete(Space):
     """Integers ``0 .. n-1`` (shape ``()``)."""
 
@@ -59,12 +69,7 @@ class Discrete(Space):
         return jax.random.randint(key, (), 0, self.n, dtype=self.dtype)
 
     def contains(self, x: Any) -> jax.Array:
-        if not self._shape_ok(x):
-            return jnp.asarray(False)
-        x = jnp.asarray(x)
-        if not jnp.issubdtype(x.dtype, jnp.integer):
-            return jnp.asarray(False)
-        return (x >= 0) & (x < self.n)
+        return _integers_below(x, self.shape, self.n)
 
 
 class MultiDiscrete(Space):
@@ -96,12 +101,7 @@ class MultiDiscrete(Space):
         return jnp.floor(u * jnp.asarray(self.nvec, jnp.float32)).astype(self.dtype)
 
     def contains(self, x: Any) -> jax.Array:
-        if not self._shape_ok(x):
-            return jnp.asarray(False)
-        x = jnp.asarray(x)
-        if not jnp.issubdtype(x.dtype, jnp.integer):
-            return jnp.asarray(False)
-        return jnp.all((x >= 0) & (x < jnp.asarray(self.nvec)))
+        return _integers_below(x, self.shape, self.nvec)
 
 
 class Box(Space):
