@@ -263,7 +263,13 @@ class RepeatedGame(MultiAgentEnv[RepeatedGameState, Any]):
         reward = self.payoff(params, actions).astype(jnp.float32)
         history = jnp.concatenate([actions[None, :], state.history[:-1]], axis=0)
         state = RepeatedGameState(round=state.round + 1, history=history, returns=state.returns + reward)
-        stopped = jax.random.uniform(key) >= params.continue_prob
+        # With shared (unbatched) params this stays a real branch under vmap, so the
+        # common continue_prob == 1 case draws no random numbers.
+        stopped = jax.lax.cond(
+            params.continue_prob < 1.0,
+            lambda: jax.random.uniform(key) >= params.continue_prob,
+            lambda: jnp.bool_(False),
+        )
         horizon = state.round >= params.num_rounds
         terminated = stopped | (horizon & ~params.truncate_at_horizon)
         truncated = horizon & params.truncate_at_horizon & ~stopped
