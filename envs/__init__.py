@@ -9,7 +9,7 @@ from alem.registry import register
 
 _MATRIX = "alem.envs.games.matrix"
 
-# name -> (one-shot kwargs, iterated kwargs); iterated games remember the last joint action.
+# name -> description; each game is registered one-shot and iterated.
 _MATRIX_GAMES = {
     "prisoners_dilemma": "Axelrod payoffs R=3 S=0 T=5 P=1",
     "stag_hunt": "coordination with a risky efficient equilibrium",
@@ -30,49 +30,46 @@ _OPENSPIEL = {
     "coordination": "open_spiel matrix_coordination",
 }
 
-for _name, _desc in _MATRIX_GAMES.items():
+
+def _register_one_shot_and_iterated(name: str, entry: str, kwargs: dict, desc: str, **spec) -> None:
+    """``name-v0`` (one round) and ``iterated_name-v0`` (20 rounds, last joint action observed)."""
+    register(f"{name}-v0", entry, kwargs=kwargs, description=f"one-shot {desc}", **spec)
     register(
-        f"{_name}-v0",
-        f"{_MATRIX}:MatrixGame",
-        kwargs={"game": _name},
-        family="games",
-        num_agents=2,
-        text=True,
-        reference=_OPENSPIEL.get(_name, ""),
-        description=f"one-shot {_desc}",
-    )
-    register(
-        f"iterated_{_name}-v0",
-        f"{_MATRIX}:MatrixGame",
-        kwargs={"game": _name, "num_rounds": 20, "history_len": 1},
-        family="games",
-        num_agents=2,
-        text=True,
-        reference=_OPENSPIEL.get(_name, ""),
-        description=f"20-round repeated game, {_desc}",
+        f"iterated_{name}-v0",
+        entry,
+        kwargs={**kwargs, "num_rounds": 20, "history_len": 1},
+        description=f"20-round repeated game, {desc}",
+        **spec,
     )
 
-register(
-    "public_goods-v0",
+
+for _name, _desc in _MATRIX_GAMES.items():
+    _register_one_shot_and_iterated(
+        _name,
+        f"{_MATRIX}:MatrixGame",
+        {"game": _name},
+        _desc,
+        family="games",
+        num_agents=2,
+        text=True,
+        reference=_OPENSPIEL.get(_name, ""),
+    )
+
+_register_one_shot_and_iterated(
+    "public_goods",
     f"{_MATRIX}:PublicGoodsGame",
-    kwargs={"num_agents": 4},
+    {"num_agents": 4},
+    "n-player public goods game (keep/contribute)",
     family="games",
     num_agents="2+ (default 4)",
     text=True,
-    description="one-shot n-player public goods game (keep/contribute)",
-)
-register(
-    "iterated_public_goods-v0",
-    f"{_MATRIX}:PublicGoodsGame",
-    kwargs={"num_agents": 4, "num_rounds": 20},
-    family="games",
-    num_agents="2+ (default 4)",
-    text=True,
-    description="20-round repeated n-player public goods game",
 )
 
 # Single-agent gymnax envs through the adapter, so they can drive the learners as 1-agent envs.
-for _alem_id, _gymnax_name in {"gymnax/cartpole-v1": "CartPole-v1", "gymnax/pendulum-v1": "Pendulum-v1"}.items():
+for _alem_id, _gymnax_name in {
+    "gymnax/cartpole-v1": "CartPole-v1",
+    "gymnax/pendulum-v1": "Pendulum-v1",
+}.items():
     register(
         _alem_id,
         "alem.wrappers.gymnax:make_gymnax",
