@@ -187,7 +187,7 @@ class FromGymnax(MultiAgentEnv[FromGymnaxState, FromGymnaxParams]):
         )
         gx_action_space = gymnax_env.action_space(params)
         act = from_gymnax_space(gx_action_space, "action space")
-        # ClassVar on the base class; each wrapped env decides for itself.
+        # Set per instance: each wrapped gymnax env decides for itself.
         self.continuous_actions = isinstance(act, spaces.Box)
         if isinstance(act, spaces.Box):
             self._gx_action_shape = act.shape
