@@ -26,6 +26,7 @@ Metric arrays (sums are there so chunks can be aggregated exactly):
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 import jax
@@ -63,14 +64,17 @@ def random_legal_actions(key: PRNGKeyArray, action_mask: Bool[Array, "N A"]) -> 
 
 
 def random_actions(env: MultiAgentEnv, key: PRNGKeyArray, ts: TimeStep) -> jax.Array:
-    """Uniform-random legal actions for one (unbatched) env after timestep ``ts``.
+    """Uniform-random legal actions after timestep ``ts`` (leading batch axes allowed).
 
-    Discrete envs sample uniformly among the legal actions of ``ts.action_mask``;
-    continuous envs (``env.continuous_actions``) sample the stacked action Box
-    ``env.action_space()`` (uniform where bounded).
+    Discrete envs sample uniformly among the legal actions of ``ts.action_mask``
+    in one draw for the whole batch; continuous envs (``env.continuous_actions``)
+    sample the stacked action Box ``env.action_space()`` once per env.
     """
     if env.continuous_actions:
-        return env.action_space().sample(key)
+        space = env.action_space()
+        batch = ts.reward.shape[:-1]
+        keys = jax.random.split(key, math.prod(batch))
+        return jax.vmap(space.sample)(keys).reshape(*batch, *space.shape)
     return random_legal_actions(key, ts.action_mask)
 
 
@@ -112,11 +116,7 @@ class Rollout:
 
         def one_step(carry: RolloutState, step_key):
             k_act, k_env = jax.random.split(step_key)
-            if env.continuous_actions:
-                space = env.action_space()
-                actions = jax.vmap(space.sample)(jax.random.split(k_act, n))
-            else:  # one batched draw over [E, N, A] compiles faster than a vmap over keys
-                actions = random_legal_actions(k_act, carry.timestep.action_mask)
+            actions = random_actions(env, k_act, carry.timestep)
             env_state, ts = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
                 jax.random.split(k_env, n), carry.env_state, actions, params
             )

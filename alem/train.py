@@ -36,7 +36,7 @@ from omegaconf import DictConfig, OmegaConf
 
 import alem
 from alem.errors import AlemError
-from alem.rollout import make_rollout
+from alem.rollout import make_rollout, summarize
 
 __all__ = ["ALGORITHMS", "ConfigError", "WANDB_MODES", "main", "make_env", "run", "seed_keys"]
 
@@ -226,9 +226,8 @@ def train_random(cfg: DictConfig, env: alem.MultiAgentEnv, logger: _WandbLogger)
     wall = time.perf_counter() - t_start
 
     episodes = totals["episodes"]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ret_per_seed = np.where(episodes[:, None] > 0, totals["return_sum"] / episodes[:, None], np.nan)
-        len_per_seed = np.where(episodes > 0, totals["length_sum"] / episodes, np.nan)
+    per_seed = jax.device_get(summarize(totals, num_chunks * steps_per_chunk))  # NaN: no episode ended
+    ret_per_seed, len_per_seed = per_seed["episode_return"], per_seed["episode_length"]
     finished = episodes > 0
     ret_mean = ret_per_seed[finished].mean(axis=0) if finished.any() else np.full(env.num_agents, np.nan)
     len_mean = len_per_seed[finished].mean() if finished.any() else np.nan

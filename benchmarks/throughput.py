@@ -38,7 +38,7 @@ import numpy as np
 
 import alem
 from alem.core import MultiAgentEnv
-from alem.rollout import random_legal_actions
+from alem.rollout import random_actions
 from alem.wrappers import AutoReset
 
 __all__ = [
@@ -78,10 +78,7 @@ def make_alem_rollout(env: MultiAgentEnv, num_envs: int, num_steps: int) -> Call
         def body(carry, step_key):
             state, ts, total = carry
             key_act, key_env = jax.random.split(step_key)
-            if env.continuous_actions:
-                actions = jax.vmap(env.action_space().sample)(jax.random.split(key_act, num_envs))
-            else:  # the whole batch in one draw
-                actions = random_legal_actions(key_act, ts.action_mask)
+            actions = random_actions(env, key_act, ts)  # the whole batch in one draw
             state, ts = batched_step(jax.random.split(key_env, num_envs), state, actions, params)
             return (state, ts, total + ts.reward.sum()), None
 

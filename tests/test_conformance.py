@@ -6,30 +6,18 @@ whole suite compiles a handful of programs per env.
 
 from __future__ import annotations
 
-import functools
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import alem
+from alem.rollout import random_actions
 from alem.wrappers import AutoReset
 
 ENV_IDS = sorted(alem.registry())
 NUM_ENVS = 6
 NUM_STEPS = 24
-
-
-def _random_legal(key, mask):
-    logits = jnp.where(mask, 0.0, -jnp.inf)
-    return jax.random.categorical(key, logits, axis=-1).astype(jnp.int32)
-
-
-def _random_action(env, key, ts):
-    if env.continuous_actions:
-        return env.action_space().sample(key)
-    return _random_legal(key, ts.action_mask)
 
 
 class Harness:
@@ -54,7 +42,7 @@ class Harness:
             def body(carry, k):
                 state, ts = carry
                 ka, ks = jax.random.split(k)
-                acts = jax.vmap(functools.partial(_random_action, env))(jax.random.split(ka, NUM_ENVS), ts)
+                acts = random_actions(env, ka, ts)
                 state, ts2 = jax.vmap(auto.step, (0, 0, 0, None))(
                     jax.random.split(ks, NUM_ENVS), state, acts, params
                 )
@@ -123,7 +111,7 @@ def test_reset_timestep_shapes_and_dtypes(h):
 
 def test_step_info_has_same_structure_as_reset(h):
     state, ts0 = h.reset(jax.random.key(0))
-    acts = _random_action(h.env, jax.random.key(1), ts0)
+    acts = random_actions(h.env, jax.random.key(1), ts0)
     _, ts1 = h.step(jax.random.key(2), state, acts)
     s0 = jax.tree.map(lambda x: (x.shape, x.dtype), ts0)
     s1 = jax.tree.map(lambda x: (x.shape, x.dtype), ts1)
@@ -135,7 +123,7 @@ def test_vmap_over_one_env(h):
     keys = jax.random.split(jax.random.key(3), 1)
     state, ts = jax.jit(jax.vmap(h.env.reset, (0, None)))(keys, h.params)
     assert ts.obs.shape == (1, *h.env.observation_space().shape)
-    acts = jax.vmap(functools.partial(_random_action, h.env))(keys, ts)
+    acts = random_actions(h.env, keys[0], ts)
     state, ts = jax.jit(jax.vmap(h.env.step, (0, 0, 0, None)))(keys, state, acts, h.params)
     assert ts.reward.shape == (1, h.env.num_agents)
     _, many = h.traj(0)
@@ -180,7 +168,7 @@ def test_different_keys_differ_where_stochastic(h):
     obs_a, obs_b = [], []
     sb, tsb = h.reset(jax.random.key(1))
     for t in range(NUM_STEPS):
-        acts = _random_action(env, jax.random.key(100 + t), ts)
+        acts = random_actions(env, jax.random.key(100 + t), ts)
         state, ts = h.auto_step(jax.random.key(t), state, acts)
         sb, tsb = h.auto_step(jax.random.key(10_000 + t), sb, acts)
         obs_a.append(np.asarray(ts.obs))
@@ -195,7 +183,7 @@ def test_episodes_end_and_autoreset_keeps_final_obs(h):
     ended = False
     for t in range(400):
         key = jax.random.key(1000 + t)
-        acts = _random_action(env, jax.random.key(5000 + t), ts)
+        acts = random_actions(env, jax.random.key(5000 + t), ts)
         k_step, k_reset = jax.random.split(key)
         raw_state, raw_ts = h.step(k_step, state, acts)
         auto_state, auto_ts = h.auto_step(key, state, acts)

@@ -40,7 +40,9 @@ def test_env_batch_sharded_over_four_devices_matches_one_device(tmp_path):
         "JAX_PLATFORMS": "cpu",
         "XLA_FLAGS": "--xla_force_host_platform_device_count=4",
     }
-    res = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, cwd=tmp_path)
+    res = subprocess.run(
+        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, cwd=tmp_path
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     # 64 envs x 16 steps of 5-round games: every env finishes 3 episodes.
     assert res.stdout.strip() == "OK 192"
