@@ -14,7 +14,9 @@ steps is ``N * T`` env steps, whatever the agent count.
 References live in :data:`REFERENCES` (name -> :class:`Reference`). A reference declares which envs
 it supports and, for a supported env, builds a *rollout*: a callable ``rollout(seed)`` that runs ``N``
 envs for ``T`` steps from a fresh reset and returns the total reward. New families add their
-runner (``openspiel``, ``jaxmarl``, ``pgx``, ...) with :func:`register_reference`.
+runner (``openspiel``, ``jaxmarl``, ``pgx``, ...) with :func:`register_reference`, or as a plugin file
+``benchmarks/references/<name>.py`` defining ``make_references(bench) -> list[Reference]`` (``bench`` is
+this module); plugins are loaded when this module is, and import their reference package lazily.
 """
 
 from __future__ import annotations
@@ -262,6 +264,26 @@ register_reference(
 
 
 # -------------------------------------------------------------------------------------------- harness
+
+
+def _load_plugins() -> None:
+    """Register the references of every ``benchmarks/references/*.py`` plugin."""
+    import importlib.util
+    import types
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parent / "references"
+    for path in sorted(folder.glob("*.py")) if folder.is_dir() else []:
+        if path.name.startswith("_"):
+            continue
+        spec = importlib.util.spec_from_file_location(f"alem_benchmark_ref_{path.stem}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        for ref in module.make_references(types.SimpleNamespace(**globals())):
+            register_reference(ref)
+
+
+_load_plugins()
 
 
 def _timed(fn: Callable[[], Any] | Callable[[int], Any], *args: Any) -> tuple[float, Any]:
