@@ -1,5 +1,21 @@
-"""Learners: one PPO core configured as IPPO/MAPPO/CPPO/DPO/role-based (not yet landed).
+"""alem's learners: one PPO core (:mod:`alem.algos.ppo`) and the baselines as configurations of it.
 
-Until then ``python -m alem.train`` runs the ``random`` algorithm (a uniform
-random legal policy) from :mod:`alem.rollout`.
+from alem.algos import make_config, make_learner
+learner = make_learner(env, make_config("mappo", total_steps=200_000))
+state = learner.init(jax.random.key(0))
+state, metrics = jax.jit(learner.run, static_argnums=1)(state, 10)
 """
+
+from alem.algos.config import LearnerConfig, LearnerConfigError
+from alem.algos.ppo import Learner, LearnerState, make_learner
+from alem.algos.variants import VARIANTS, make_config
+
+__all__ = [
+    "LearnerConfig",
+    "LearnerConfigError",
+    "Learner",
+    "LearnerState",
+    "make_learner",
+    "VARIANTS",
+    "make_config",
+]

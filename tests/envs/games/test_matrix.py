@@ -8,9 +8,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from alem.envs.games.matrix import MatrixGame
 
 import alem
+from alem.envs.games.matrix import MatrixGame
 
 pyspiel = pytest.importorskip("pyspiel")
 

@@ -1,0 +1,90 @@
+"""Policy-gradient loss terms: PPO's clipped surrogate, value loss, exact KL, DPO's surrogate.
+
+All functions are elementwise over a batch and return per-sample terms; the
+learner averages them under the acting mask.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Float
+
+__all__ = [
+    "clipped_surrogate",
+    "clipped_value_loss",
+    "categorical_kl",
+    "categorical_entropy",
+    "masked_log_softmax",
+    "dpo_surrogate",
+    "update_dpo_betas",
+]
+
+_NEG = -1e9  # logit of an illegal action: exp() underflows to exactly 0
+
+
+def masked_log_softmax(logits: Float[Array, "*batch A"], mask: Array | None) -> Float[Array, "*batch A"]:
+    """Log-probabilities with illegal actions removed (a row with no legal action stays uniform)."""
+    if mask is not None:
+        any_legal = mask.any(axis=-1, keepdims=True)
+        logits = jnp.where(mask | ~any_legal, logits, _NEG)
+    return jax.nn.log_softmax(logits, axis=-1)
+
+
+def categorical_kl(logp: Float[Array, "*batch A"], logq: Float[Array, "*batch A"]) -> Float[Array, "*batch"]:
+    """Exact ``KL(p || q)`` from log-probabilities (terms with ``p = 0`` contribute 0)."""
+    p = jnp.exp(logp)
+    return jnp.sum(jnp.where(p > 0, p * (logp - logq), 0.0), axis=-1)
+
+
+def categorical_entropy(logp: Float[Array, "*batch A"]) -> Float[Array, "*batch"]:
+    p = jnp.exp(logp)
+    return -jnp.sum(jnp.where(p > 0, p * logp, 0.0), axis=-1)
+
+
+def clipped_surrogate(ratio: Array, advantage: Array, clip_eps: float | Array) -> Array:
+    """PPO's per-sample loss ``-min(r A, clip(r, 1-eps, 1+eps) A)`` (to minimise)."""
+    unclipped = ratio * advantage
+    clipped = jnp.clip(ratio, 1.0 - clip_eps, 1.0 + clip_eps) * advantage
+    return -jnp.minimum(unclipped, clipped)
+
+
+def clipped_value_loss(value: Array, old_value: Array, target: Array, clip_eps: float | Array) -> Array:
+    """``0.5 * max((v - R)^2, (v_clipped - R)^2)`` with ``v`` kept within ``eps`` of the old value."""
+    v_clipped = old_value + jnp.clip(value - old_value, -clip_eps, clip_eps)
+    return 0.5 * jnp.maximum(jnp.square(value - target), jnp.square(v_clipped - target))
+
+
+def dpo_surrogate(ratio: Array, advantage: Array, kl: Array, beta1: Array, beta2: Array) -> Array:
+    """DPO's per-sample loss ``-r A + beta1 sqrt(KL(old||new)) + beta2 KL(old||new)`` (Su & Lu).
+
+    No ratio clipping; the two KL penalties keep the update close to the old policy.
+    ``sqrt`` gets a tiny offset so its gradient is finite where the KL is exactly 0.
+    """
+    return -ratio * advantage + beta1 * jnp.sqrt(kl + 1e-12) + beta2 * kl
+
+
+def update_dpo_betas(
+    beta1: Array,
+    beta2: Array,
+    kl: Array,
+    target: float,
+    band: float = 1.5,
+    factor: float = 2.0,
+    bounds: tuple[float, float] = (1e-3, 1e3),
+) -> tuple[Array, Array]:
+    """Adapt DPO's penalty weights after an iteration from the measured mean ``KL(old||new)``.
+
+    ``beta2`` (on the KL) doubles when KL > ``band * target`` and halves when
+    KL < ``target / band``; ``beta1`` (on sqrt(KL)) does the same against
+    ``sqrt(target)``. Both stay within ``bounds``.
+    """
+    lo, hi = bounds
+
+    def adapt(beta, value, goal):
+        beta = jnp.where(value > band * goal, beta * factor, beta)
+        beta = jnp.where(value < goal / band, beta / factor, beta)
+        return jnp.clip(beta, lo, hi)
+
+    root = jnp.sqrt(kl)
+    return adapt(beta1, root, jnp.sqrt(target)), adapt(beta2, kl, target)

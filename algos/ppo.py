@@ -1,0 +1,555 @@
+"""The PPO core every alem learner is a configuration of.
+
+PureJaxRL style: a :class:`Learner` is built once from an env and a
+:class:`~alem.algos.config.LearnerConfig`; ``init(key)`` and ``update(state)``
+are pure functions, so a whole run is ``lax.scan`` over updates and many seeds
+are one ``vmap``. One update:
+
+1. **rollout** — ``num_steps`` steps of ``num_envs`` envs (``EpisodeStats(AutoReset(env))``,
+   vmapped) by ``lax.scan``;
+2. **advantages** — GAE by a reverse scan, per *unit* (an agent for decentralised
+   actors; the whole team for centralised ones), bootstrapping through truncations
+   from the value of the final observation;
+3. **optimisation** — epochs x minibatches by scan; a minibatch is a set of whole
+   env trajectories (so recurrent policies replay their sequences with resets at
+   episode starts). Parameters are stacked per role (``[K, ...]``) and each role
+   has its own Adam state; agent ``i`` uses role ``roles[i]``'s parameters.
+
+Turn-based envs: the policy loss of an agent only counts steps where it acts
+(``TimeStep.acting``); its critic learns from every step, so terminal payoffs
+reach the player who did not make the last move.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from flax import struct
+
+from alem.algos import joint as joint_actions
+from alem.algos.config import LearnerConfig, LearnerConfigError
+from alem.algos.gae import gae
+from alem.algos.losses import (
+    categorical_entropy,
+    categorical_kl,
+    clipped_surrogate,
+    clipped_value_loss,
+    dpo_surrogate,
+    masked_log_softmax,
+    update_dpo_betas,
+)
+from alem.algos.networks import Network
+from alem.core import MultiAgentEnv
+from alem.wrappers import AutoReset, EpisodeStats
+
+__all__ = ["Learner", "LearnerState", "make_learner"]
+
+
+@struct.dataclass
+class ValueNorm:
+    """Debiased running mean and second moment of value targets (MAPPO's value normalisation)."""
+
+    mean: jax.Array
+    mean_sq: jax.Array
+    debias: jax.Array
+
+    @classmethod
+    def create(cls) -> ValueNorm:
+        z = jnp.zeros((), jnp.float32)
+        return cls(z, z, z)
+
+    def stats(self) -> tuple[jax.Array, jax.Array]:
+        d = jnp.maximum(self.debias, 1e-5)
+        mean = self.mean / d
+        var = jnp.maximum(self.mean_sq / d - mean**2, 1e-2)
+        return mean, jnp.sqrt(var)
+
+    def update(self, x: jax.Array, weight: jax.Array, beta: float) -> ValueNorm:
+        w = weight / jnp.maximum(weight.sum(), 1.0)
+        m, m2 = (x * w).sum(), (x**2 * w).sum()
+        return ValueNorm(
+            beta * self.mean + (1 - beta) * m,
+            beta * self.mean_sq + (1 - beta) * m2,
+            beta * self.debias + (1 - beta),
+        )
+
+
+@struct.dataclass
+class LearnerState:
+    params: Any  # {"actor": [K, ...], "critic": [K, ...]}
+    opt_state: Any  # per role: leading axis K
+    env_state: Any  # batched [E]
+    timestep: Any  # batched [E]
+    hidden: Any  # {"actor": [E, Ma, H], "critic": [E, M, H]}
+    resets: jax.Array  # bool [E]: the current obs starts an episode
+    value_norm: ValueNorm
+    betas: jax.Array  # float32 [2, M]: DPO's beta1 and beta2 per unit
+    key: jax.Array
+    update: jax.Array  # int32 [] updates done
+
+
+@struct.dataclass
+class Batch:
+    """One rollout, time-major ``[T, E, ...]``."""
+
+    obs: jax.Array
+    gstate: jax.Array
+    mask: jax.Array  # [T, E, N, A]
+    acting: jax.Array  # [T, E, N]
+    action: jax.Array  # [T, E, Md] in distribution space
+    old_logp: jax.Array  # [T, E, Md, Ad]
+    value: jax.Array  # [T, E, M] denormalised
+    value_raw: jax.Array  # [T, E, M] network output
+    reward: jax.Array  # [T, E, M]
+    done: jax.Array  # [T, E]
+    truncated: jax.Array  # [T, E]
+    final_value: jax.Array  # [T, E, M]
+    resets: jax.Array  # [T, E]
+
+
+def _weighted_mean(x: jax.Array, w: jax.Array) -> jax.Array:
+    w = jnp.broadcast_to(w, x.shape).astype(jnp.float32)
+    return (x * w).sum() / jnp.maximum(w.sum(), 1.0)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Learner:
+    """A compiled-once PPO learner for one env and one config (see the module docstring)."""
+
+    env: MultiAgentEnv  # EpisodeStats(AutoReset(raw env))
+    cfg: LearnerConfig
+    roles: np.ndarray  # role (parameter set) per unit, [M]
+    num_roles: int
+
+    # ------------------------------------------------------------------ static description
+    @property
+    def raw_env(self) -> MultiAgentEnv:
+        return self.env.unwrapped
+
+    @property
+    def n(self) -> int:
+        return self.env.num_agents
+
+    @property
+    def num_actions(self) -> int:
+        return self.env.num_actions
+
+    @property
+    def centralised(self) -> bool:
+        return self.cfg.actor != "local"
+
+    @property
+    def num_units(self) -> int:
+        """Advantage/value units: one per agent (decentralised) or one for the team."""
+        return 1 if self.centralised else self.n
+
+    @property
+    def uses_global_state(self) -> bool:
+        return self.cfg.critic == "global" or self.centralised
+
+    def _obs_dim(self) -> int:
+        return int(np.prod(self.env.observation_space().shape[1:]))
+
+    @property
+    def actor_net(self) -> Network:
+        c = self.cfg
+        out = {"local": self.num_actions, "joint": self.n * self.num_actions}.get(
+            c.actor, self.num_actions**self.n
+        )
+        return Network(out, c.hidden, c.activation, c.recurrent, head_scale=0.01)
+
+    @property
+    def critic_net(self) -> Network:
+        c = self.cfg
+        return Network(1, c.hidden, c.activation, c.recurrent, head_scale=1.0)
+
+    # ------------------------------------------------------------------ inputs
+    def inputs(self, obs: jax.Array, gstate: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """Actor and critic inputs ``[..., Ma, Da]``, ``[..., M, Dc]`` from obs ``[..., N, ...]``."""
+        n = self.n
+        lead = obs.shape[: obs.ndim - len(self.env.observation_space().shape)]
+        flat = obs.reshape(*lead, n, -1).astype(jnp.float32)
+        eye = jnp.broadcast_to(jnp.eye(n, dtype=jnp.float32), (*lead, n, n))
+        if self.centralised:
+            actor_in = flat.reshape(*lead, 1, -1)
+            critic_in = gstate.reshape(*lead, 1, -1).astype(jnp.float32)
+            return actor_in, critic_in
+        actor_in = jnp.concatenate([flat, eye], -1) if self.cfg.agent_id else flat
+        if self.cfg.critic == "global":
+            g = jnp.broadcast_to(gstate[..., None, :], (*lead, n, gstate.shape[-1])).astype(jnp.float32)
+        else:
+            g = flat
+        critic_in = jnp.concatenate([g, eye], -1) if self.cfg.agent_id else g
+        return actor_in, critic_in
+
+    def _apply(self, net: Network, params, h, x, resets):
+        """Apply ``net`` per unit with that unit's role parameters.
+
+        ``h [B, U, H]``, ``x [T, B, U, D]``, ``resets [T, B]`` -> ``h [B, U, H]``, ``out [T, B, U, O]``.
+        """
+        f = lambda p, h_u, x_u: net.apply(p, h_u, x_u, resets)
+        if self.num_roles == 1:
+            p = jax.tree.map(lambda a: a[0], params)
+            return jax.vmap(f, in_axes=(None, 1, 2), out_axes=(1, 2))(p, h, x)
+        p = jax.tree.map(lambda a: a[self.roles], params)
+        return jax.vmap(f, in_axes=(0, 1, 2), out_axes=(1, 2))(p, h, x)
+
+    def distribution(self, out: jax.Array, mask: jax.Array) -> jax.Array:
+        """Log-probability table ``[..., Md, Ad]`` from actor output and the env mask ``[..., N, A]``."""
+        if self.cfg.actor == "local":
+            return masked_log_softmax(out, mask)
+        if self.cfg.actor == "joint":
+            return masked_log_softmax(out.reshape(*out.shape[:-2], self.n, self.num_actions), mask)
+        return masked_log_softmax(out, joint_actions.joint_mask(mask)[..., None, :])
+
+    def env_actions(self, dist_actions: jax.Array) -> jax.Array:
+        if self.cfg.actor == "joint_action":
+            return joint_actions.decode(dist_actions[..., 0], self.n, self.num_actions)
+        return dist_actions
+
+    def unit_terms(self, logp_table, old_table, actions, acting):
+        """Per-unit log-prob of the taken action, old log-prob, KL(old||new) and entropy ``[..., M]``."""
+        take = lambda t: jnp.take_along_axis(t, actions[..., None], axis=-1)[..., 0]
+        logp, old, kl, ent = (
+            take(logp_table),
+            take(old_table),
+            categorical_kl(old_table, logp_table),
+            categorical_entropy(logp_table),
+        )
+        if self.cfg.actor == "joint":  # one team decision: sum over the agents that act
+            w = acting.astype(jnp.float32)
+            logp, old, kl, ent = ((x * w).sum(-1, keepdims=True) for x in (logp, old, kl, ent))
+        return logp, old, kl, ent
+
+    def unit_acting(self, acting: jax.Array) -> jax.Array:
+        return acting.any(-1, keepdims=True) if self.centralised else acting
+
+    def unit_reward(self, reward: jax.Array) -> jax.Array:
+        return reward.mean(-1, keepdims=True) if self.centralised else reward
+
+    def _global_state(self, env_state, params):
+        if not self.uses_global_state:
+            return jnp.zeros((self.cfg.num_envs, 0), jnp.float32)
+        return jax.vmap(self.env.global_state, in_axes=(0, None))(env_state, params)
+
+    @property
+    def _final_gstate_from_obs(self) -> bool:
+        """Whether the global state of a final observation can be rebuilt from it (default global_state)."""
+        return type(self.raw_env).global_state is MultiAgentEnv.global_state
+
+    # ------------------------------------------------------------------ init
+    def init(self, key: jax.Array, env_params: Any = None) -> LearnerState:
+        c = self.cfg
+        env_params = self.env.default_params if env_params is None else env_params
+        k_env, k_actor, k_critic, key = jax.random.split(key, 4)
+        env_state, ts = jax.vmap(self.env.reset, in_axes=(0, None))(
+            jax.random.split(k_env, c.num_envs), env_params
+        )
+        gstate = self._global_state(env_state, env_params)
+        a_in, c_in = self.inputs(ts.obs[0], gstate[0])
+        resets = jnp.ones((1, 1), bool)
+
+        def init_stack(net, k, x):
+            h = net.initial_hidden((1,))
+            return jax.vmap(lambda kk: net.init(kk, h, x[None, None, 0], resets))(
+                jax.random.split(k, self.num_roles)
+            )
+
+        params = {
+            "actor": init_stack(self.actor_net, k_actor, a_in),
+            "critic": init_stack(self.critic_net, k_critic, c_in),
+        }
+        opt_state = jax.vmap(self.tx.init)(params)
+        m, ma = self.num_units, 1 if self.centralised else self.n
+        hidden = {
+            "actor": self.actor_net.initial_hidden((c.num_envs, ma)),
+            "critic": self.critic_net.initial_hidden((c.num_envs, m)),
+        }
+        betas = jnp.stack([jnp.full((m,), c.dpo_beta1), jnp.full((m,), c.dpo_beta2)]).astype(jnp.float32)
+        return LearnerState(
+            params,
+            opt_state,
+            env_state,
+            ts,
+            hidden,
+            jnp.ones((c.num_envs,), bool),
+            ValueNorm.create(),
+            betas,
+            key,
+            jnp.int32(0),
+        )
+
+    @property
+    def tx(self) -> optax.GradientTransformation:
+        c = self.cfg
+        steps = c.num_updates * c.update_epochs * c.num_minibatches
+        lr = optax.linear_schedule(c.lr, 0.0, steps) if c.anneal_lr else c.lr
+        return optax.chain(optax.clip_by_global_norm(c.max_grad_norm), optax.adam(lr, eps=1e-5))
+
+    # ------------------------------------------------------------------ acting
+    def act(self, params, hidden, obs, gstate, mask, resets, key, greedy: bool = False):
+        """Actions for a batch ``[B]`` of envs: ``(hidden, env_actions [B, N], dist_actions, logp_table)``."""
+        a_in, _ = self.inputs(obs, gstate)
+        h, out = self._apply(self.actor_net, params["actor"], hidden, a_in[None], resets[None])
+        logp_table = self.distribution(out[0], mask)
+        if greedy:
+            dist_actions = jnp.argmax(logp_table, axis=-1).astype(jnp.int32)
+        else:
+            dist_actions = jax.random.categorical(key, logp_table).astype(jnp.int32)
+        return h, self.env_actions(dist_actions), dist_actions, logp_table
+
+    def values(self, params, hidden, critic_in, resets, value_norm: ValueNorm):
+        h, out = self._apply(self.critic_net, params["critic"], hidden, critic_in[None], resets[None])
+        raw = out[0, ..., 0]
+        if self.cfg.value_norm:
+            mean, std = value_norm.stats()
+            return h, raw, raw * std + mean
+        return h, raw, raw
+
+    # ------------------------------------------------------------------ one update
+    def rollout(self, state: LearnerState, env_params: Any) -> tuple[LearnerState, Batch, dict]:
+        c = self.cfg
+
+        def step(carry: LearnerState, key):
+            k_act, k_env = jax.random.split(key)
+            ts = carry.timestep
+            gstate = self._global_state(carry.env_state, env_params)
+            h_a, env_act, dist_act, logp_table = self.act(
+                carry.params, carry.hidden["actor"], ts.obs, gstate, ts.action_mask, carry.resets, k_act
+            )
+            _, c_in = self.inputs(ts.obs, gstate)
+            h_c, v_raw, v = self.values(
+                carry.params, carry.hidden["critic"], c_in, carry.resets, carry.value_norm
+            )
+            env_state, ts2 = jax.vmap(self.env.step, in_axes=(0, 0, 0, None))(
+                jax.random.split(k_env, c.num_envs), carry.env_state, env_act, env_params
+            )
+            done = ts2.done
+            if c.bootstrap_truncation and (not self.uses_global_state or self._final_gstate_from_obs):
+                final_obs = ts2.info["final_obs"]
+                final_g = final_obs.reshape(c.num_envs, -1) if self.uses_global_state else gstate
+                _, c_fin = self.inputs(final_obs, final_g)
+                _, _, final_v = self.values(
+                    carry.params, h_c, c_fin, jnp.zeros_like(carry.resets), carry.value_norm
+                )
+                truncated = ts2.truncated & ~ts2.terminated
+            else:  # cannot evaluate the cut-off state: treat a truncation like a termination
+                final_v, truncated = jnp.zeros_like(v), jnp.zeros_like(done)
+            info = ts2.info
+            w = info["episode_done"].astype(jnp.float32)
+            stats = {
+                "episodes": info["episode_done"].sum(dtype=jnp.int32),
+                "return_sum": (info["episode_return"] * w[:, None]).sum(0),
+                "length_sum": (info["episode_length"].astype(jnp.float32) * w).sum(),
+                "illegal_actions": info["illegal_action"].sum(dtype=jnp.int32),
+            }
+            batch = Batch(
+                obs=ts.obs,
+                gstate=gstate,
+                mask=ts.action_mask,
+                acting=ts.acting,
+                action=dist_act,
+                old_logp=logp_table,
+                value=v,
+                value_raw=v_raw,
+                reward=self.unit_reward(ts2.reward),
+                done=done,
+                truncated=truncated,
+                final_value=final_v,
+                resets=carry.resets,
+            )
+            carry = carry.replace(
+                env_state=env_state, timestep=ts2, hidden={"actor": h_a, "critic": h_c}, resets=done
+            )
+            return carry, (batch, stats)
+
+        key, k_roll = jax.random.split(state.key)
+        hidden0 = state.hidden
+        state, (batch, stats) = jax.lax.scan(step, state, jax.random.split(k_roll, c.num_steps))
+        stats = jax.tree.map(lambda x: x.sum(0), stats)
+        return state.replace(key=key), batch, {"hidden0": hidden0, **stats}
+
+    def loss(self, params, mb: Batch, h0, adv, targets, agent_w, betas, value_norm: ValueNorm, clip_eps):
+        c = self.cfg
+        a_in, c_in = self.inputs(mb.obs, mb.gstate)
+        _, out = self._apply(self.actor_net, params["actor"], h0["actor"], a_in, mb.resets)
+        logp_table = self.distribution(out, mb.mask)
+        logp, old, kl, ent = self.unit_terms(logp_table, mb.old_logp, mb.action, mb.acting)
+        ratio = jnp.exp(logp - old)
+        w_pg = self.unit_acting(mb.acting).astype(jnp.float32) * agent_w
+        if c.normalize_advantages:
+            mu = _weighted_mean(adv, w_pg)
+            sd = jnp.sqrt(_weighted_mean((adv - mu) ** 2, w_pg) + 1e-8)
+            adv = (adv - mu) / sd
+        if c.objective == "dpo":
+            pg = dpo_surrogate(ratio, adv, kl, betas[0], betas[1])
+        else:
+            pg = clipped_surrogate(ratio, adv, clip_eps)
+        _, v_out = self._apply(self.critic_net, params["critic"], h0["critic"], c_in, mb.resets)
+        v = v_out[..., 0]
+        if c.value_norm:
+            mean, std = value_norm.stats()
+            targets = (targets - mean) / std
+        if c.clip_value:
+            vl = clipped_value_loss(v, mb.value_raw, targets, clip_eps)
+        else:
+            vl = 0.5 * jnp.square(v - targets)
+        w_v = jnp.broadcast_to(agent_w, vl.shape)
+        pg_loss, v_loss, entropy = (
+            _weighted_mean(pg, w_pg),
+            _weighted_mean(vl, w_v),
+            _weighted_mean(ent, w_pg),
+        )
+        total = pg_loss + c.vf_coef * v_loss - c.ent_coef * entropy
+        metrics = {
+            "policy_loss": pg_loss,
+            "value_loss": v_loss,
+            "entropy": entropy,
+            "approx_kl": _weighted_mean(kl, w_pg),
+            "clip_frac": _weighted_mean((jnp.abs(ratio - 1) > clip_eps).astype(jnp.float32), w_pg),
+        }
+        return total, metrics
+
+    def _optimise(self, state: LearnerState, batch, hidden0, adv, targets, agent_w, role_mask, key):
+        """Epochs x minibatches of gradient steps on the roles in ``role_mask``; ``agent_w`` weights units."""
+        c = self.cfg
+        clip_eps = c.clip_eps / self.n if c.clip_scale_by_agents else c.clip_eps
+        mb_size = c.num_envs // c.num_minibatches
+        grad_fn = jax.value_and_grad(self.loss, has_aux=True)
+
+        def minibatch(carry, idx):
+            params, opt_state = carry
+            take_t = lambda x: x[:, idx]  # time-major: envs on axis 1
+            mb = jax.tree.map(take_t, batch)
+            h0 = jax.tree.map(lambda x: x[idx], hidden0)
+            (_, metrics), grads = grad_fn(
+                params, mb, h0, take_t(adv), take_t(targets), agent_w, state.betas, state.value_norm, clip_eps
+            )
+            updates, new_opt = jax.vmap(self.tx.update)(grads, opt_state, params)
+            new_params = optax.apply_updates(params, updates)
+            keep = lambda new, old: jnp.where(role_mask.reshape((-1,) + (1,) * (new.ndim - 1)), new, old)
+            params = jax.tree.map(keep, new_params, params)
+            opt_state = jax.tree.map(keep, new_opt, opt_state)
+            return (params, opt_state), metrics
+
+        def epoch(carry, k):
+            perm = jax.random.permutation(k, c.num_envs).reshape(c.num_minibatches, mb_size)
+            return jax.lax.scan(minibatch, carry, perm)
+
+        (params, opt_state), metrics = jax.lax.scan(
+            epoch, (state.params, state.opt_state), jax.random.split(key, c.update_epochs)
+        )
+        return state.replace(params=params, opt_state=opt_state), jax.tree.map(jnp.mean, metrics)
+
+    def _unit_ratio_and_kl(self, params, batch: Batch, hidden0):
+        a_in, _ = self.inputs(batch.obs, batch.gstate)
+        _, out = self._apply(self.actor_net, params["actor"], hidden0["actor"], a_in, batch.resets)
+        logp, old, kl, _ = self.unit_terms(
+            self.distribution(out, batch.mask), batch.old_logp, batch.action, batch.acting
+        )
+        return jnp.exp(logp - old), kl
+
+    def update(self, state: LearnerState, env_params: Any = None) -> tuple[LearnerState, dict]:
+        """One PPO iteration (rollout, GAE, optimisation); pure and jittable."""
+        c = self.cfg
+        env_params = self.env.default_params if env_params is None else env_params
+        state, batch, roll = self.rollout(state, env_params)
+        hidden0 = roll.pop("hidden0")
+        # value of the observation after the last step
+        gstate = self._global_state(state.env_state, env_params)
+        _, c_in = self.inputs(state.timestep.obs, gstate)
+        _, _, last_v = self.values(state.params, state.hidden["critic"], c_in, state.resets, state.value_norm)
+        adv, targets = gae(
+            batch.reward,
+            batch.value,
+            batch.done,
+            last_v,
+            c.gamma,
+            c.gae_lambda,
+            batch.truncated,
+            batch.final_value,
+        )
+        if c.value_norm:
+            state = state.replace(
+                value_norm=state.value_norm.update(targets, jnp.ones_like(targets), c.value_norm_beta)
+            )
+        key, k_opt, k_order = jax.random.split(state.key, 3)
+        state = state.replace(key=key)
+        m = self.num_units
+        if c.update_order == "sequential":
+            # HAPPO: agents in a random order; each one's advantage is weighted by the
+            # product of the new/old ratios of the agents updated before it.
+            order = jax.random.permutation(k_order, m)
+
+            def one_agent(carry, xs):
+                st, factor = carry
+                unit, k = xs
+                agent_w = jax.nn.one_hot(unit, m)
+                role_mask = jax.nn.one_hot(jnp.asarray(self.roles)[unit], self.num_roles) > 0
+                st, metrics = self._optimise(st, batch, hidden0, adv * factor, targets, agent_w, role_mask, k)
+                ratio, _ = self._unit_ratio_and_kl(st.params, batch, hidden0)
+                factor = factor * jax.lax.stop_gradient(ratio[..., unit])[..., None]
+                return (st, factor), metrics
+
+            (state, _), metrics = jax.lax.scan(
+                one_agent, (state, jnp.ones(adv.shape[:-1] + (1,))), (order, jax.random.split(k_opt, m))
+            )
+            metrics = jax.tree.map(jnp.mean, metrics)
+        else:
+            state, metrics = self._optimise(
+                state, batch, hidden0, adv, targets, jnp.ones((m,)), jnp.ones((self.num_roles,), bool), k_opt
+            )
+        if c.objective == "dpo":
+            _, kl = self._unit_ratio_and_kl(state.params, batch, hidden0)
+            w = self.unit_acting(batch.acting).astype(jnp.float32)
+            kl_unit = (kl * w).sum((0, 1)) / jnp.maximum(w.sum((0, 1)), 1.0)
+            b1, b2 = update_dpo_betas(state.betas[0], state.betas[1], kl_unit, c.dpo_target_kl)
+            state = state.replace(betas=jnp.stack([b1, b2]))
+            metrics = {**metrics, "kl_after_update": kl_unit.mean(), "beta1": b1.mean(), "beta2": b2.mean()}
+        state = state.replace(update=state.update + 1)
+        return state, {**roll, **metrics}
+
+    def run(self, state: LearnerState, num_updates: int, env_params: Any = None) -> tuple[LearnerState, dict]:
+        """``num_updates`` updates by ``lax.scan``; metrics stacked ``[num_updates, ...]``."""
+        return jax.lax.scan(lambda s, _: self.update(s, env_params), state, None, length=num_updates)
+
+
+def resolve_roles(env: MultiAgentEnv, cfg: LearnerConfig, key: jax.Array | None = None) -> np.ndarray:
+    """Parameter set per unit for ``cfg.sharing``: shared, one per agent, env roles or discovered (SePS)."""
+    n = env.num_agents
+    if cfg.actor != "local" or cfg.sharing == "shared":
+        return np.zeros((1 if cfg.actor != "local" else n,), np.int32)
+    if cfg.sharing == "none":
+        return np.arange(n, dtype=np.int32)
+    if cfg.sharing == "roles":
+        roles = np.asarray(env.agent_roles, np.int32)
+        _, roles = np.unique(roles, return_inverse=True)
+        return roles.astype(np.int32)
+    from alem.algos.seps import discover_roles
+
+    return discover_roles(env, cfg, jax.random.key(0) if key is None else key)
+
+
+def make_learner(env: MultiAgentEnv, cfg: LearnerConfig, roles: np.ndarray | None = None) -> Learner:
+    """Check that ``cfg`` fits ``env`` and build the :class:`Learner` (before anything compiles)."""
+    if env.continuous_actions:
+        raise LearnerConfigError(
+            f"{env.id} has continuous actions; alem's PPO learners support discrete actions only "
+            "(pick the env's discrete variant)"
+        )
+    n, a = env.num_agents, env.num_actions
+    if cfg.actor == "joint_action" and a**n > joint_actions.MAX_JOINT_ACTIONS:
+        raise LearnerConfigError(
+            f"actor=joint_action needs A**N = {a}**{n} = {a**n} outputs for {env.id} "
+            f"(limit {joint_actions.MAX_JOINT_ACTIONS}); use actor=joint"
+        )
+    if cfg.update_order == "sequential" and n < 2:
+        raise LearnerConfigError("update_order=sequential (HAPPO) needs at least 2 agents")
+    roles = resolve_roles(env, cfg) if roles is None else np.asarray(roles, np.int32)
+    wrapped = EpisodeStats(AutoReset(env))
+    return Learner(env=wrapped, cfg=cfg, roles=roles, num_roles=int(roles.max()) + 1)

@@ -1,0 +1,43 @@
+"""The named baselines: each is a :class:`LearnerConfig` preset of the one PPO core.
+
+| name        | actor          | critic          | sharing        | objective / order       |
+|-------------|----------------|-----------------|----------------|-------------------------|
+| ippo        | own obs        | own obs         | shared         | clipped PPO             |
+| mappo       | own obs        | global state+id | shared         | clipped PPO, value norm |
+| cppo        | all obs, heads | global state    | one network    | clipped PPO (team)      |
+| cppo_joint  | all obs, joint | global state    | one network    | clipped PPO (team)      |
+| dpo         | own obs        | own obs         | shared         | DPO (KL penalties)      |
+| happo       | own obs        | global state+id | one per agent  | clipped, sequential     |
+| role        | own obs        | own obs         | per env role   | clipped PPO             |
+| seps        | own obs        | own obs         | discovered     | clipped PPO             |
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from alem.algos.config import LearnerConfig, LearnerConfigError
+
+__all__ = ["VARIANTS", "make_config"]
+
+VARIANTS: dict[str, dict[str, Any]] = {
+    "ippo": {},
+    "mappo": {"critic": "global", "agent_id": True, "value_norm": True},
+    "cppo": {"actor": "joint", "critic": "global"},
+    "cppo_joint": {"actor": "joint_action", "critic": "global"},
+    "dpo": {"objective": "dpo"},
+    "happo": {"critic": "global", "agent_id": True, "sharing": "none", "update_order": "sequential"},
+    "role": {"sharing": "roles"},
+    "seps": {"sharing": "seps"},
+}
+
+
+def make_config(name: str, **overrides: Any) -> LearnerConfig:
+    """The preset ``name`` with ``overrides`` applied (a ``LearnerConfig`` field each)."""
+    if name not in VARIANTS:
+        from alem.core import closest
+
+        near = closest(name, sorted(VARIANTS))
+        hint = f"; did you mean {near[0]!r}?" if near else ""
+        raise LearnerConfigError(f"unknown learner {name!r}{hint} Known: {sorted(VARIANTS)}")
+    return LearnerConfig.from_mapping({**VARIANTS[name], **overrides, "name": name})
