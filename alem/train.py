@@ -18,6 +18,7 @@ are printed as one line on stderr and exit with status 1.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import math
@@ -38,9 +39,10 @@ import alem
 from alem.errors import AlemError
 from alem.rollout import make_rollout, summarize
 
-__all__ = ["ALGORITHMS", "ConfigError", "WANDB_MODES", "main", "make_env", "run", "seed_keys"]
+__all__ = ["ConfigError", "TrainingInterrupted", "WANDB_MODES", "main", "make_env", "run", "seed_keys"]
 
 WANDB_MODES = ("disabled", "offline", "online")
+LOGGERS = ("none", "wandb")
 
 
 class ConfigError(AlemError, ValueError):
@@ -98,7 +100,7 @@ class _WandbLogger:
 
     def __init__(self, cfg: DictConfig, config: dict, output_dir: Path):
         self.run = None
-        mode = cfg.wandb.mode
+        mode = cfg.wandb.mode if cfg.get("logger", "none") == "wandb" else "disabled"
         if mode == "disabled":
             return
         import wandb
@@ -148,7 +150,9 @@ def _chunk_log(metrics: dict[str, np.ndarray], agents: tuple[str, ...], env_step
 
 
 # ---------------------------------------------------------------------------- algorithms
-def train_random(cfg: DictConfig, env: alem.MultiAgentEnv, logger: _WandbLogger) -> dict[str, Any]:
+def train_random(
+    cfg: DictConfig, env: alem.MultiAgentEnv, logger: _WandbLogger, output_dir: Path | None = None
+) -> dict[str, Any]:
     """Uniform-random legal policy over ``num_seeds`` vmapped seeds, in compiled chunks.
 
     Returns the algorithm's part of ``results.json`` (statistics per seed and
@@ -256,10 +260,249 @@ def train_random(cfg: DictConfig, env: alem.MultiAgentEnv, logger: _WandbLogger)
     }
 
 
-#: algorithm name (``algo.name``) -> ``fn(cfg, env, logger) -> results dict``.
-ALGORITHMS: dict[str, Callable[[DictConfig, alem.MultiAgentEnv, _WandbLogger], dict[str, Any]]] = {
-    "random": train_random,
-}
+class TrainingInterrupted(AlemError):
+    """The run stopped early on request (``stop_after_chunks``); ``resume=<run dir>`` continues it."""
+
+
+METRICS_FILE = "metrics.jsonl"
+_LOSS_KEYS = ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_frac", "beta1", "beta2", "kl_after_update")
+
+
+def _read_rows(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _progress(done: int, total: int, width: int = 24) -> str:
+    filled = int(width * done / max(total, 1))
+    return "[" + "#" * filled + "-" * (width - filled) + f"] {100 * done / max(total, 1):3.0f}%"
+
+
+def _eta(seconds: float) -> str:
+    seconds = int(max(seconds, 0))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+def _mean_return(return_sum: np.ndarray, episodes: np.ndarray) -> np.ndarray:
+    """Per seed and agent mean episode return (NaN where no episode ended)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(episodes[..., None] > 0, return_sum / np.maximum(episodes, 1)[..., None], np.nan)
+
+
+def _device_mesh(cfg: DictConfig):
+    """A 1-d mesh ``("data",)`` over the devices the config asks for, or None for one device."""
+    devices = cfg.get("devices", 1)
+    available = jax.devices()  # global: every host's devices after jax.distributed.initialize()
+    if devices == "all":
+        devices = len(available)
+    if isinstance(devices, bool) or not isinstance(devices, int) or not 1 <= devices <= len(available):
+        raise ConfigError(f"devices must be 'all' or an integer in [1, {len(available)}], got {devices!r}")
+    if devices == 1:
+        return None
+    if cfg.algo.num_envs % devices:
+        raise ConfigError(f"algo.num_envs={cfg.algo.num_envs} must be divisible by devices={devices}")
+    from jax.sharding import Mesh
+
+    return Mesh(np.array(available[:devices]), ("data",))
+
+
+def _shard_state(state: Any, mesh: Any) -> Any:
+    """Place a seed-vmapped learner state: env-batched fields split over ``data``, the rest replicated.
+
+    XLA (GSPMD) then partitions the whole update; the losses are means over the env
+    batch, so gradients are averaged across devices by the compiler's all-reduce.
+    """
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    split, whole = NamedSharding(mesh, P(None, "data")), NamedSharding(mesh, P())
+    batched = {"env_state", "timestep", "hidden", "resets"}
+    fields = {
+        f: jax.tree.map(lambda x, f=f: jax.device_put(x, split if f in batched and x.ndim >= 2 else whole), getattr(state, f))
+        for f in state.__dataclass_fields__
+    }
+    return state.replace(**fields)
+
+
+def train_ppo(cfg: DictConfig, env: alem.MultiAgentEnv, logger: _WandbLogger, output_dir: Path) -> dict[str, Any]:
+    """Train a PPO-core learner (``algo.name`` in :data:`alem.algos.VARIANTS`) in compiled chunks.
+
+    Writes ``metrics.jsonl`` (one row per chunk and seed) and a checkpoint after every
+    chunk into ``output_dir``; with ``resume`` set, continues from the last checkpoint.
+    """
+    from alem.algos import checkpoint, make_config, make_learner
+    from alem.algos.config import LearnerConfigError
+
+    num_seeds = _positive_int(cfg, "num_seeds", "")
+    seed = cfg.seed
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= 2**32 - num_seeds:
+        raise ConfigError(f"seed must be an integer in [0, 2**32 - num_seeds], got {seed!r}")
+    chunk_updates = _positive_int(cfg, "chunk_updates", "")
+    options = {k: v for k, v in OmegaConf.to_container(cfg.algo, resolve=True).items() if k != "name"}
+    try:
+        lcfg = make_config(cfg.algo.name, **options)
+        chunk_updates = min(chunk_updates, lcfg.num_updates)
+        num_chunks = -(-lcfg.num_updates // chunk_updates)
+        per_update = lcfg.num_envs * lcfg.num_steps
+        # Whole chunks: the learning-rate schedule covers exactly the updates that run.
+        lcfg = dataclasses.replace(lcfg, total_steps=num_chunks * chunk_updates * per_update)
+        learner = make_learner(env, lcfg)
+    except LearnerConfigError as e:
+        raise ConfigError(str(e)) from None
+    mesh = _device_mesh(cfg)
+
+    metrics_path = output_dir / METRICS_FILE
+    resuming = bool(cfg.get("resume"))
+    keys = seed_keys(seed, num_seeds)
+    init = jax.jit(jax.vmap(learner.init))
+    chunk_fn = jax.jit(jax.vmap(lambda st: learner.run(st, chunk_updates)))
+    state = init(keys)
+    start = 0
+    if resuming:
+        found = checkpoint.latest(output_dir)
+        if found is None:
+            raise checkpoint.CheckpointError(f"resume={output_dir}: the run has no checkpoint to resume from")
+        start, path = found
+        state = checkpoint.restore(path, state)
+        rows = [r for r in _read_rows(metrics_path) if r["chunk"] < start]
+        metrics_path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    elif metrics_path.exists() or checkpoint.latest(output_dir) is not None:
+        raise ConfigError(f"{output_dir} already holds a run; continue it with resume={output_dir} or pick a new dir")
+    if mesh is not None:
+        state = _shard_state(state, mesh)
+
+    agents = tuple(env.agents)
+    total_env_steps = num_chunks * chunk_updates * per_update
+    print(
+        f"alem.train: env={env.id} algo={lcfg.name} seeds={list(range(seed, seed + num_seeds))} "
+        f"num_envs={lcfg.num_envs} num_steps={lcfg.num_steps} updates={num_chunks * chunk_updates} "
+        f"in {num_chunks} chunks ({total_env_steps:,} env-steps per seed) roles={learner.num_roles} "
+        f"devices={1 if mesh is None else mesh.size} backend={jax.default_backend()}"
+        + (f" | resuming after chunk {start}" if resuming else ""),
+        flush=True,
+    )
+    t_start = time.perf_counter()
+    first_chunk_s = None
+    with metrics_path.open("a") as out:
+        for i in range(start, num_chunks):
+            t0 = time.perf_counter()
+            state, m = chunk_fn(state)
+            m = jax.device_get(m)  # [S, chunk_updates, ...]
+            dt = time.perf_counter() - t0
+            if first_chunk_s is None:
+                first_chunk_s = time.perf_counter() - t_start
+            episodes = m["episodes"].sum(1)
+            ret = _mean_return(m["return_sum"].sum(1), episodes)
+            length = np.where(episodes > 0, m["length_sum"].sum(1) / np.maximum(episodes, 1), np.nan)
+            done_steps = (i + 1) * chunk_updates * per_update
+            sps = chunk_updates * per_update * num_seeds / max(dt, 1e-9)
+            for s in range(num_seeds):
+                row = {
+                    "chunk": i,
+                    "update": (i + 1) * chunk_updates,
+                    "seed": seed + s,
+                    "env_steps": done_steps,
+                    "episodes": int(episodes[s]),
+                    "episode_return": _jsonable(np.nanmean(ret[s]) if episodes[s] else np.nan),
+                    "episode_return_per_agent": _jsonable(ret[s]),
+                    "episode_length": _jsonable(length[s]),
+                    "illegal_actions": int(m["illegal_actions"][s].sum()),
+                    **{k: float(np.mean(m[k][s])) for k in _LOSS_KEYS if k in m},
+                    "steps_per_s": sps,
+                }
+                out.write(json.dumps(row) + "\n")
+            out.flush()
+            ret_txt = f"{np.nanmean(ret):.4g}" if np.isfinite(ret).any() else "n/a"
+            eta = (num_chunks - i - 1) * dt
+            print(
+                f"{_progress(i + 1, num_chunks)} chunk {i + 1}/{num_chunks} | env-steps {done_steps:,} per seed | "
+                f"{_fmt_rate(sps)} env-steps/s{' (incl. compile)' if i == start else ''} | ETA {_eta(eta)} | "
+                f"return {ret_txt}",
+                flush=True,
+            )
+            log = {"env_steps": done_steps, "env_steps_per_s": sps, "episode_return/mean": float(np.nanmean(ret))}
+            for s in range(num_seeds):  # per-seed curves; vmapped seeds are logged from the host
+                log[f"seed{seed + s}/episode_return"] = float(np.nanmean(ret[s])) if episodes[s] else float("nan")
+            logger.log(log, step=done_steps)
+            checkpoint.save(output_dir, i + 1, state)
+            stop = cfg.get("stop_after_chunks")
+            if stop is not None and i + 1 >= stop and i + 1 < num_chunks:
+                raise TrainingInterrupted(
+                    f"stopped after chunk {i + 1}/{num_chunks} (stop_after_chunks={stop}); "
+                    f"continue with resume={output_dir}"
+                )
+    jax.block_until_ready(state)
+    wall = time.perf_counter() - t_start
+
+    evaluation = _final_evaluation(cfg, env, learner, state, keys)
+    trained = np.asarray(evaluation["trained_return_per_seed"], dtype=float)
+    random_ret = np.asarray(evaluation["random_return_per_seed"], dtype=float)
+    print(
+        f"final evaluation ({evaluation['episodes_per_seed']} episodes per seed, mean return per agent):\n"
+        f"  trained {lcfg.name:<10} {np.nanmean(trained):.4g}  per agent {np.round(np.nanmean(trained, 0), 3).tolist()}\n"
+        f"  random policy      {np.nanmean(random_ret):.4g}  per agent {np.round(np.nanmean(random_ret, 0), 3).tolist()}",
+        flush=True,
+    )
+    return {
+        "agents": list(agents),
+        "seeds": list(range(seed, seed + num_seeds)),
+        "num_seeds": num_seeds,
+        "learner": dataclasses.asdict(lcfg),
+        "roles": learner.roles.tolist(),
+        "num_chunks": num_chunks,
+        "updates": num_chunks * chunk_updates,
+        "env_steps_per_seed": total_env_steps,
+        "env_steps": total_env_steps * num_seeds,
+        "wall_time_s": wall,
+        "first_chunk_s": first_chunk_s,
+        "steps_per_s": (num_chunks - start) * chunk_updates * per_update * num_seeds / max(wall, 1e-9),
+        "resumed_from_chunk": start if resuming else None,
+        "metrics_file": METRICS_FILE,
+        **evaluation,
+    }
+
+
+def _final_evaluation(cfg: DictConfig, env, learner, state, keys) -> dict[str, Any]:
+    """Mean episode return of the trained (stochastic) policy and of the random policy, same envs."""
+    num_steps = _positive_int(cfg.eval, "num_steps", "eval.")
+    rounds = -(-num_steps // learner.cfg.num_steps)
+
+    def trained(key, params):
+        st = learner.init(key).replace(params=params)
+        st, m = jax.lax.scan(lambda s, _: learner.rollout(s, env.default_params)[::2], st, None, length=rounds)
+        return m["episodes"].sum(), m["return_sum"].sum(0)
+
+    eval_keys = jax.vmap(lambda k: jax.random.fold_in(k, 2**31 - 1))(keys)
+    params = jax.device_get(state.params)
+    episodes, return_sum = jax.device_get(jax.jit(jax.vmap(trained))(eval_keys, params))
+    rollout = make_rollout(env, learner.cfg.num_envs, rounds * learner.cfg.num_steps)
+    rnd = jax.device_get(jax.jit(jax.vmap(lambda k: rollout(k, env.default_params)[1]))(eval_keys))
+    return {
+        "episodes_per_seed": int(np.min(episodes)),
+        "trained_return_per_seed": _jsonable(_mean_return(return_sum, episodes)),
+        "random_return_per_seed": _jsonable(_mean_return(rnd["return_sum"], rnd["episodes"])),
+        "trained_return_mean": _jsonable(np.nanmean(_mean_return(return_sum, episodes))),
+        "random_return_mean": _jsonable(np.nanmean(_mean_return(rnd["return_sum"], rnd["episodes"]))),
+    }
+
+
+def _algorithms() -> dict[str, Callable[..., dict[str, Any]]]:
+    from alem.algos import VARIANTS
+
+    return {"random": train_random, **{name: train_ppo for name in VARIANTS}}
+
+
+def _store_algo_options() -> None:
+    """Register ``algo/_ppo`` (every learner option, None = preset) so ``algo.<opt>=v`` needs no ``+``."""
+    from hydra.core.config_store import ConfigStore
+
+    from alem.algos.variants import hydra_options
+
+    ConfigStore.instance().store(group="algo", name="_ppo", node=hydra_options())
+
+
+_store_algo_options()
 
 
 # ---------------------------------------------------------------------------- driver
@@ -271,21 +514,28 @@ def run(cfg: DictConfig, output_dir: str | Path) -> Path:
         alem.AlemError: from the registry (unknown env id, bad env keyword, missing dependency).
     """
     output_dir = Path(output_dir).resolve()
+    if cfg.get("resume"):
+        cfg, output_dir = _resumed_config(cfg)
     algo_name = cfg.algo.get("name") if isinstance(cfg.get("algo"), DictConfig) else None
-    if algo_name not in ALGORITHMS:
-        raise ConfigError(f"unknown algorithm {algo_name!r}; available: {sorted(ALGORITHMS)}")
+    algorithms = _algorithms()
+    if algo_name not in algorithms:
+        raise ConfigError(f"unknown algorithm {algo_name!r}; available: {sorted(algorithms)}")
     mode = cfg.wandb.get("mode") if isinstance(cfg.get("wandb"), DictConfig) else "disabled"
     if mode not in WANDB_MODES:
         raise ConfigError(f"wandb.mode must be one of {list(WANDB_MODES)}, got {mode!r}")
+    if cfg.get("logger", "none") not in LOGGERS:
+        raise ConfigError(f"logger must be one of {list(LOGGERS)}, got {cfg.get('logger')!r}")
     env = make_env(cfg.env)
 
     config = OmegaConf.to_container(cfg, resolve=True)
     config["output_dir"] = str(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
+    if not cfg.get("resume"):
+        (output_dir / "config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(config)))
 
     logger = _WandbLogger(cfg, config, output_dir)
     try:
-        results = ALGORITHMS[algo_name](cfg, env, logger)
+        results = algorithms[algo_name](cfg, env, logger, output_dir)
     except BaseException:
         logger.finish(exit_code=1)
         raise
@@ -309,6 +559,18 @@ def run(cfg: DictConfig, output_dir: str | Path) -> Path:
     return path
 
 
+def _resumed_config(cfg: DictConfig) -> tuple[DictConfig, Path]:
+    """The saved config of the run in ``cfg.resume`` (its own ``resume``/``stop_after_chunks`` kept)."""
+    run_dir = Path(cfg.resume).resolve()
+    saved = run_dir / "config.yaml"
+    if not saved.is_file():
+        raise ConfigError(f"resume={run_dir}: no config.yaml there; is it a training run directory?")
+    old = OmegaConf.load(saved)
+    old.resume = str(run_dir)
+    old.stop_after_chunks = cfg.get("stop_after_chunks")
+    return old, run_dir
+
+
 def _hydra_output_dir() -> str:
     from hydra.core.hydra_config import HydraConfig
 
@@ -319,7 +581,8 @@ def _hydra_output_dir() -> str:
 def main(cfg: DictConfig) -> None:
     """Hydra entry point; see the module docstring and ``configs/config.yaml``."""
     # Hydra sets the root logger to INFO; keep JAX's backend probing ("no TPU") quiet.
-    logging.getLogger("jax").setLevel(logging.WARNING)
+    for name in ("jax", "absl"):  # absl: orbax's per-save INFO lines
+        logging.getLogger(name).setLevel(logging.WARNING)
     try:
         path = run(cfg, cfg.get("output_dir") or _hydra_output_dir())
     except AlemError as e:

@@ -86,8 +86,8 @@ class LearnerConfig:
     dpo_beta2: float = 1.0
     # SePS role discovery
     seps_roles: int = 2
-    seps_steps: int = 2048
-    seps_epochs: int = 200
+    seps_steps: int = 1024
+    seps_epochs: int = 500
 
     def __post_init__(self):
         for field, choices in _CHOICES.items():

@@ -14,11 +14,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from alem.algos.config import LearnerConfig, LearnerConfigError
 
-__all__ = ["VARIANTS", "make_config"]
+__all__ = ["VARIANTS", "make_config", "hydra_options"]
 
 VARIANTS: dict[str, dict[str, Any]] = {
     "ippo": {},
@@ -32,8 +33,17 @@ VARIANTS: dict[str, dict[str, Any]] = {
 }
 
 
+def hydra_options() -> dict[str, None]:
+    """Every tunable ``LearnerConfig`` field set to None ("use the preset"), for Hydra's algo group.
+
+    With these keys present, ``algo.<field>=value`` overrides work without ``+``.
+    """
+    return {f.name: None for f in dataclasses.fields(LearnerConfig) if f.name != "name"}
+
+
 def make_config(name: str, **overrides: Any) -> LearnerConfig:
-    """The preset ``name`` with ``overrides`` applied (a ``LearnerConfig`` field each)."""
+    """The preset ``name`` with ``overrides`` applied (a ``LearnerConfig`` field each; None is ignored)."""
+    overrides = {k: v for k, v in overrides.items() if v is not None}
     if name not in VARIANTS:
         from alem.core import closest
 

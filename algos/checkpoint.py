@@ -1,0 +1,92 @@
+"""Checkpoints of training runs: orbax directories ``<run>/checkpoints/chunk_<k>``.
+
+A checkpoint holds the whole vmapped :class:`~alem.algos.ppo.LearnerState`
+(parameters, optimiser, env states, PRNG keys), so a resumed run continues
+exactly where the saved one stopped. Typed PRNG keys are stored as their raw
+``uint32`` data and rebuilt from the template on restore. Orbax writes to a
+temporary directory and renames it when complete, so a kill during a save
+leaves the previous checkpoint intact.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import jax
+
+from alem.errors import AlemError
+
+__all__ = ["CheckpointError", "save", "latest", "restore", "CHECKPOINT_DIR"]
+
+CHECKPOINT_DIR = "checkpoints"
+_NAME = re.compile(r"^chunk_(\d{6})$")
+
+
+class CheckpointError(AlemError):
+    """A checkpoint is missing, incomplete or does not match the run's configuration."""
+
+
+def _is_key(x: Any) -> bool:
+    return hasattr(x, "dtype") and jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key)
+
+
+def _to_raw(tree: Any) -> dict[str, Any]:
+    """Leaves by position, PRNG keys as raw data; zero-size leaves (orbax refuses them) left out."""
+    leaves = jax.tree.leaves(jax.tree.map(lambda x: jax.random.key_data(x) if _is_key(x) else x, tree))
+    return {f"{i:05d}": x for i, x in enumerate(leaves) if x.size}
+
+
+def save(run_dir: str | Path, chunk: int, tree: Any, keep: int = 2) -> Path:
+    """Write ``tree`` as checkpoint ``chunk`` (chunks completed) and keep the newest ``keep``."""
+    import orbax.checkpoint as ocp
+
+    root = Path(run_dir) / CHECKPOINT_DIR
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / f"chunk_{chunk:06d}"
+    if path.exists():
+        shutil.rmtree(path)
+    ckpt = ocp.StandardCheckpointer()
+    ckpt.save(path.resolve(), _to_raw(tree))
+    ckpt.wait_until_finished()
+    ckpt.close()
+    for old in sorted(p for p in root.iterdir() if _NAME.match(p.name))[:-keep]:
+        shutil.rmtree(old, ignore_errors=True)
+    return path
+
+
+def latest(run_dir: str | Path) -> tuple[int, Path] | None:
+    """``(chunk, path)`` of the newest complete checkpoint of a run, or None if it has none."""
+    root = Path(run_dir) / CHECKPOINT_DIR
+    if not root.is_dir():
+        return None
+    found = [(int(m.group(1)), p) for p in root.iterdir() if (m := _NAME.match(p.name)) and p.is_dir()]
+    return max(found) if found else None
+
+
+def restore(path: str | Path, template: Any) -> Any:
+    """Read the checkpoint at ``path`` into the structure, shapes and dtypes of ``template``."""
+    import orbax.checkpoint as ocp
+
+    path = Path(path).resolve()
+    if not path.is_dir():
+        raise CheckpointError(f"checkpoint {path} does not exist")
+    abstract = jax.tree.map(ocp.utils.to_shape_dtype_struct, _to_raw(template))
+    ckpt = ocp.StandardCheckpointer()
+    try:
+        raw = ckpt.restore(path, abstract)
+    except Exception as e:  # orbax raises many types for unreadable or mismatched data
+        raise CheckpointError(
+            f"checkpoint {path} could not be restored ({type(e).__name__}: {str(e).splitlines()[0][:200]}); "
+            "it is corrupt or was written by a different configuration"
+        ) from None
+    finally:
+        ckpt.close()
+    leaves, treedef = jax.tree.flatten(template)
+    out = []
+    for i, t in enumerate(leaves):
+        r = raw.get(f"{i:05d}", t)
+        out.append(jax.random.wrap_key_data(r, impl=jax.random.key_impl(t)) if _is_key(t) and r is not t else r)
+    return jax.tree.unflatten(treedef, out)
