@@ -17,7 +17,7 @@ from hydra.errors import MissingConfigException
 from omegaconf import OmegaConf
 
 import alem
-from alem.train import ConfigError, run
+from alem.train import ConfigError, TrainingInterrupted, run
 
 NUM_ENVS, NUM_STEPS, TOTAL = 256, 32, 16_384  # 2 chunks; one-shot game: 16,384 episodes per seed
 
@@ -42,6 +42,7 @@ def cli_run(tmp_path_factory):
         [
             f"hydra.run.dir={run_dir}",
             "env=prisoners_dilemma",
+            "algo=random",
             "num_seeds=2",
             "seed=3",
             f"algo.num_envs={NUM_ENVS}",
@@ -111,10 +112,10 @@ def test_config_composes_from_package_in_any_directory(tmp_path, monkeypatch):
         cfg = compose(config_name="config")
         assert cfg.env.id == "iterated_prisoners_dilemma-v0"
         assert OmegaConf.to_container(cfg.env.kwargs) == {}
-        assert cfg.algo.name == "random"
+        assert cfg.algo.name == "ippo"
         assert min(cfg.algo.num_envs, cfg.algo.num_steps, cfg.algo.total_steps) >= 1
         assert cfg.seed == 0 and cfg.num_seeds == 1 and cfg.output_dir is None
-        assert cfg.wandb.mode == "disabled"
+        assert cfg.logger == "none" and cfg.wandb.mode == "offline"
 
         other = compose(config_name="config", overrides=["env=stag_hunt", "seed=7"])
         assert other.env.id == "stag_hunt-v0" and other.seed == 7
@@ -149,12 +150,14 @@ def _cfg(*overrides: str):
 def test_unknown_algorithm_and_bad_values_are_config_errors(tmp_path):
     with pytest.raises(ConfigError, match=r"unknown algorithm 'nope'.*'random'"):
         run(_cfg("algo.name=nope"), tmp_path)
+    with pytest.raises(ConfigError, match="logger"):
+        run(_cfg("logger=tensorboard"), tmp_path)
     with pytest.raises(ConfigError, match="wandb.mode"):
         run(_cfg("wandb.mode=sometimes"), tmp_path)
     with pytest.raises(alem.AlemError, match="num_roundz"):
         run(_cfg("+env.kwargs.num_roundz=3"), tmp_path)
     with pytest.raises(ConfigError, match="num_envs"):
-        run(_cfg("algo.num_envs=0"), tmp_path)
+        run(_cfg("algo=random", "algo.num_envs=0"), tmp_path)
     assert not (tmp_path / "results.json").exists()
 
 
@@ -178,7 +181,8 @@ def test_wandb_logs_each_chunk_and_finishes(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "wandb", types.SimpleNamespace(init=init))
     cfg = _cfg(
         "env=public_goods",
-        "wandb.mode=offline",
+        "algo=random",
+        "logger=wandb",
         "algo.num_envs=16",
         "algo.num_steps=8",
         "algo.total_steps=384",
@@ -193,3 +197,135 @@ def test_wandb_logs_each_chunk_and_finishes(tmp_path, monkeypatch):
     assert calls["finish"] == [0]
     res = json.loads(path.read_text())
     assert res["episodes"] == 384 and len(res["episode_return_mean"]) == 4
+
+
+# ---------------------------------------------------------------------------- PPO-core learners
+PPO_SMALL = [
+    "env.id=coordination-v0",
+    "algo=ippo",
+    "algo.num_envs=8",
+    "algo.num_steps=4",
+    "algo.num_minibatches=2",
+    "algo.lr=0.003",
+    "algo.hidden=[16]",
+    "algo.total_steps=960",  # 30 updates
+    "chunk_updates=10",
+    "num_seeds=2",
+    "eval.num_steps=16",
+]
+
+
+def _rows(run_dir):
+    return [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def ppo_run(tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("ppo") / "run"
+    path = run(_cfg(*PPO_SMALL), run_dir)
+    return run_dir, json.loads(path.read_text())
+
+
+def test_ppo_run_writes_rows_checkpoints_and_beats_random(ppo_run):
+    run_dir, res = ppo_run
+    rows = _rows(run_dir)
+    assert [(r["chunk"], r["seed"]) for r in rows] == [(c, s) for c in range(3) for s in (0, 1)]
+    assert [r["env_steps"] for r in rows[::2]] == [320, 640, 960]
+    assert {"policy_loss", "value_loss", "entropy", "approx_kl", "episode_return"} <= set(rows[0])
+    assert sorted(p.name for p in (run_dir / "checkpoints").iterdir()) == ["chunk_000002", "chunk_000003"]
+    assert res["algo"] == "ippo" and res["updates"] == 30 and res["env_steps"] == 2 * 960
+    assert (run_dir / "config.yaml").exists()
+    # Coordination game: the optimum is 1, uniform random play gets 0.5.
+    assert res["trained_return_mean"] > 0.9 and abs(res["random_return_mean"] - 0.5) < 0.15
+
+
+def test_resume_continues_a_stopped_run_exactly(ppo_run, tmp_path):
+    full_dir, full = ppo_run
+    run_dir = tmp_path / "run"
+    with pytest.raises(TrainingInterrupted, match="resume="):
+        run(_cfg(*PPO_SMALL, "stop_after_chunks=1"), run_dir)
+    assert len(_rows(run_dir)) == 2 and not (run_dir / "results.json").exists()
+    # A kill after the metrics were written but before the next checkpoint: rows of an
+    # unfinished chunk are on disk; resume must drop and recompute them, not duplicate them.
+    with (run_dir / "metrics.jsonl").open("a") as f:
+        f.write(json.dumps({**_rows(run_dir)[0], "chunk": 1}) + "\n")
+    path = run(_cfg("resume=" + str(run_dir)), tmp_path / "ignored")
+    resumed = json.loads(path.read_text())
+    assert path.parent == run_dir.resolve() and resumed["resumed_from_chunk"] == 1
+    a, b = _rows(full_dir), _rows(run_dir)
+    assert [(r["chunk"], r["seed"]) for r in a] == [(r["chunk"], r["seed"]) for r in b]
+    for ra, rb in zip(a, b, strict=True):
+        for k in ra:
+            if k != "steps_per_s":
+                np.testing.assert_allclose(ra[k], rb[k], rtol=1e-5, err_msg=k)
+    np.testing.assert_allclose(resumed["trained_return_per_seed"], full["trained_return_per_seed"], rtol=1e-5)
+
+
+def test_resume_errors_are_clear_and_overwrite_nothing(ppo_run, tmp_path):
+    from alem.algos.checkpoint import CheckpointError
+
+    with pytest.raises(ConfigError, match="no config.yaml"):
+        run(_cfg("resume=" + str(tmp_path / "nowhere")), tmp_path)
+    run_dir = tmp_path / "run"
+    with pytest.raises(TrainingInterrupted):
+        run(_cfg(*PPO_SMALL, "stop_after_chunks=1"), run_dir)
+    rows_before = (run_dir / "metrics.jsonl").read_text()
+    ckpt = run_dir / "checkpoints" / "chunk_000001"
+    for f in ckpt.rglob("*"):
+        if f.is_file():
+            f.write_bytes(b"garbage")
+    with pytest.raises(CheckpointError, match="corrupt"):
+        run(_cfg("resume=" + str(run_dir)), tmp_path)
+    assert (run_dir / "metrics.jsonl").read_text() == rows_before
+    import shutil
+
+    shutil.rmtree(run_dir / "checkpoints")
+    with pytest.raises(CheckpointError, match="no checkpoint"):
+        run(_cfg("resume=" + str(run_dir)), tmp_path)
+    # Training into a directory that already holds a run is refused.
+    with pytest.raises(ConfigError, match="already holds a run"):
+        run(_cfg(*PPO_SMALL), run_dir)
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        (["algo.num_minibatches=3"], "must divide algo.num_envs"),
+        (["algo.total_steps=-5"], "total_steps must be an integer >= 1"),
+        (["algo.critic=oracle"], "algo.critic='oracle'"),
+        (["algo=happo", "algo.sharing=shared"], "separate"),
+        (["env.id=gymnax/pendulum-v1"], "continuous actions"),
+        (["algo=cppo_joint", "env.id=public_goods-v0", "+env.kwargs.num_agents=16"], "joint_action"),
+        (["devices=64"], "devices must be"),
+    ],
+)
+def test_bad_learner_configs_fail_before_compiling(tmp_path, overrides, message):
+    with pytest.raises(alem.AlemError, match=message):
+        run(_cfg(*PPO_SMALL, *overrides), tmp_path / "run")
+    assert not (tmp_path / "run" / "metrics.jsonl").exists()
+
+
+def test_trained_run_plays_as_a_checkpoint_policy(ppo_run):
+    import jax
+
+    from alem.policies import Turn, make_policy
+
+    run_dir, _ = ppo_run
+    env = alem.make("coordination-v0")
+    players = [make_policy("checkpoint", env, spec=str(run_dir), seed_index=s, greedy=True) for s in (0, 1)]
+    state, ts = jax.vmap(env.reset, (0, None))(jax.random.split(jax.random.key(0), 64), env.default_params)
+    acts = [p.act(jax.random.key(i), Turn(env, env.default_params, i, state, ts, None, None)) for i, p in enumerate(players)]
+    _, ts2 = jax.vmap(env.step, (0, 0, 0, None))(
+        jax.random.split(jax.random.key(1), 64), state, np.stack(acts, 1), env.default_params
+    )
+    # Each seed's greedy policy coordinates with itself; across seeds they may pick different
+    # conventions, so score seat 0 and seat 1 from the same seed.
+    same = make_policy("checkpoint", env, spec=str(run_dir), seed_index=0, greedy=True)
+    a0 = same.act(jax.random.key(2), Turn(env, env.default_params, 0, state, ts, None, None))
+    a1 = same.act(jax.random.key(3), Turn(env, env.default_params, 1, state, ts, None, None))
+    assert (np.asarray(a0) == np.asarray(a1)).all()
+    assert ts2.reward.shape == (64, 2)
+    with pytest.raises(alem.AlemError, match="trained on 'coordination-v0'"):
+        make_policy("checkpoint", alem.make("stag_hunt-v0"), spec=str(run_dir))
+    with pytest.raises(alem.AlemError, match="results.json"):
+        make_policy("checkpoint", env, spec=str(run_dir / "nowhere"))

@@ -1,0 +1,100 @@
+"""Small learning runs (CPU, seconds each): thresholds, determinism, recurrent resets.
+
+Every learner is jitted once per config and shared by the tests through a cache.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import alem
+from alem.algos import VARIANTS, make_config, make_learner
+
+SMALL = dict(num_envs=16, num_steps=8, update_epochs=4, num_minibatches=2, lr=3e-3, gamma=0.9, hidden=(32,))
+UPDATES = 50
+SEEDS = 2
+
+
+@functools.cache
+def _run(algo: str, env_id: str, updates: int = UPDATES, **overrides):
+    env = alem.make(env_id)
+    cfg = make_config(algo, **{**SMALL, "total_steps": SMALL["num_envs"] * SMALL["num_steps"] * updates, **overrides})
+    learner = make_learner(env, cfg)
+    keys = jax.vmap(jax.random.key)(jnp.arange(SEEDS))
+    run = jax.jit(jax.vmap(lambda k: learner.run(learner.init(k), updates)))
+    state, metrics = run(keys)
+    return learner, state, jax.device_get(metrics)
+
+
+def _late_return(metrics, last: int = 10) -> np.ndarray:
+    """Mean episode return per seed over the last ``last`` updates (mean over agents)."""
+    ret = metrics["return_sum"][:, -last:].sum(1) / metrics["episodes"][:, -last:].sum(1)[:, None]
+    return ret.mean(-1)
+
+
+@pytest.mark.parametrize("algo", sorted(VARIANTS))
+def test_every_learner_solves_the_coordination_game(algo):
+    _, _, metrics = _run(algo, "coordination-v0")
+    ret = _late_return(metrics)
+    assert (ret >= 0.95).all(), f"{algo}: late return per seed {ret} (optimum 1, random 0.5)"
+    assert metrics["illegal_actions"].sum() == 0
+
+
+def test_joint_action_cppo_reaches_the_climbing_optimum():
+    _, _, metrics = _run("cppo_joint", "climbing-v0", updates=80)
+    ret = _late_return(metrics)
+    assert (ret >= 10.5).all(), f"late return per seed {ret}; optimum 11"
+
+
+def test_same_seed_same_metrics():
+    env = alem.make("iterated_stag_hunt-v0", num_rounds=5)
+    learner = make_learner(env, make_config("mappo", **SMALL, total_steps=16 * 8 * 3))
+    run = jax.jit(lambda k: learner.run(learner.init(k), 3))
+    a, b = jax.device_get(run(jax.random.key(7))[1]), jax.device_get(run(jax.random.key(7))[1])
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k], err_msg=k)
+    c = jax.device_get(run(jax.random.key(8))[1])
+    assert not np.array_equal(a["policy_loss"], c["policy_loss"])
+
+
+def test_vmapped_seeds_equal_separate_runs():
+    learner, state, metrics = _run("ippo", "coordination-v0")
+    single = jax.jit(lambda k: learner.run(learner.init(k), UPDATES))
+    for s in range(SEEDS):
+        st, m = single(jax.random.key(s))
+        np.testing.assert_allclose(m["return_sum"], metrics["return_sum"][s], rtol=1e-5, atol=1e-5)
+        for a, b in zip(jax.tree.leaves(st.params), jax.tree.leaves(jax.tree.map(lambda x: x[s], state.params))):
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+def test_recurrent_policy_replays_its_rollout_exactly():
+    """With hidden states reset at episode starts, the update recomputes the rollout's log-probs (ratio 1).
+
+    Shifting the resets by one step (the classic off-by-one) breaks the equality, so the
+    check is sensitive to the alignment.
+    """
+    env = alem.make("iterated_prisoners_dilemma-v0", num_rounds=3)  # several episode starts per rollout
+    learner = make_learner(env, make_config("ippo", **SMALL, total_steps=16 * 8, recurrent=8))
+    state = learner.init(jax.random.key(0))
+    state, batch, roll = jax.jit(lambda s: learner.rollout(s, env.default_params))(state)
+    assert bool(batch.resets[1:].any()), "the rollout must cross episode boundaries"
+    ratio, kl = learner._unit_ratio_and_kl(state.params, batch, roll["hidden0"])
+    np.testing.assert_allclose(ratio, 1.0, atol=1e-5)
+    shifted = batch.replace(resets=jnp.roll(batch.resets, 1, axis=0))
+    bad_ratio, _ = learner._unit_ratio_and_kl(state.params, shifted, roll["hidden0"])
+    assert np.abs(np.asarray(bad_ratio) - 1).max() > 1e-3
+
+
+def test_turn_based_learner_respects_masks():
+    """Turn-based envs: only the acting agent's samples enter the policy loss and no move is illegal."""
+    ids = [i for i in ("tic_tac_toe-v0",) if i in alem.registry()]
+    if not ids:
+        pytest.skip("tic_tac_toe-v0 is not registered")
+    _, _, metrics = _run("ippo", ids[0], updates=5)
+    assert metrics["illegal_actions"].sum() == 0
+    assert metrics["episodes"].sum() > 0
