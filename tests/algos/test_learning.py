@@ -68,7 +68,8 @@ def test_vmapped_seeds_equal_separate_runs():
     for s in range(SEEDS):
         st, m = single(jax.random.key(s))
         np.testing.assert_allclose(m["return_sum"], metrics["return_sum"][s], rtol=1e-5, atol=1e-5)
-        for a, b in zip(jax.tree.leaves(st.params), jax.tree.leaves(jax.tree.map(lambda x: x[s], state.params))):
+        seed_params = jax.tree.map(lambda x, s=s: x[s], state.params)
+        for a, b in zip(jax.tree.leaves(st.params), jax.tree.leaves(seed_params), strict=True):
             np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
 
 
