@@ -17,6 +17,7 @@ Named policies are registered per env name (``"tic_tac_toe"``) or for every env
 (``"*"``) by ``"module:attr"`` string, like envs, so registering imports nothing::
 
     register_policy("*", "random", "alem.policies:RandomPolicy")
+register_policy("*", "checkpoint", "alem.algos.policy:CheckpointPolicy")  # checkpoint:<run dir>
     policy = make_policy("random", env)
 """
 
@@ -84,6 +85,9 @@ class Policy:
 
     def begin(self, env: MultiAgentEnv, params: Any, agent: int) -> None:
         """Called once before an evaluation in which this policy plays seat ``agent``."""
+
+    def end_episode(self, episode: int) -> None:
+        """Called when episode ``episode`` ends (host policies drop per-episode context)."""
 
     def close(self) -> None:
         """Release resources (servers, connections) after the evaluation."""
@@ -165,3 +169,5 @@ def host_view(tree: Any) -> Any:
 
 
 register_policy("*", "random", "alem.policies:RandomPolicy")
+register_policy("*", "llm", "alem.text.policy:LLMPolicy")  # text-capable envs only
+register_policy("*", "checkpoint", "alem.algos.policy:CheckpointPolicy")  # checkpoint:<run dir>

@@ -265,7 +265,16 @@ class TrainingInterrupted(AlemError):
 
 
 METRICS_FILE = "metrics.jsonl"
-_LOSS_KEYS = ("policy_loss", "value_loss", "entropy", "approx_kl", "clip_frac", "beta1", "beta2", "kl_after_update")
+_LOSS_KEYS = (
+    "policy_loss",
+    "value_loss",
+    "entropy",
+    "approx_kl",
+    "clip_frac",
+    "beta1",
+    "beta2",
+    "kl_after_update",
+)
 
 
 def _read_rows(path: Path) -> list[dict]:
@@ -290,7 +299,7 @@ def _mean_return(return_sum: np.ndarray, episodes: np.ndarray) -> np.ndarray:
         return np.where(episodes[..., None] > 0, return_sum / np.maximum(episodes, 1)[..., None], np.nan)
 
 
-def _device_mesh(cfg: DictConfig):
+def device_mesh(cfg: DictConfig):
     """A 1-d mesh ``("data",)`` over the devices the config asks for, or None for one device."""
     devices = cfg.get("devices", 1)
     available = jax.devices()  # global: every host's devices after jax.distributed.initialize()
@@ -307,7 +316,7 @@ def _device_mesh(cfg: DictConfig):
     return Mesh(np.array(available[:devices]), ("data",))
 
 
-def _shard_state(state: Any, mesh: Any) -> Any:
+def shard_learner_state(state: Any, mesh: Any) -> Any:
     """Place a seed-vmapped learner state: env-batched fields split over ``data``, the rest replicated.
 
     XLA (GSPMD) then partitions the whole update; the losses are means over the env
@@ -319,13 +328,18 @@ def _shard_state(state: Any, mesh: Any) -> Any:
     split, whole = NamedSharding(mesh, P(None, "data")), NamedSharding(mesh, P())
     batched = {"env_state", "timestep", "hidden", "resets"}
     fields = {
-        f: jax.tree.map(lambda x, f=f: jax.device_put(x, split if f in batched and x.ndim >= 2 else whole), getattr(state, f))
+        f: jax.tree.map(
+            lambda x, f=f: jax.device_put(x, split if f in batched and x.ndim >= 2 else whole),
+            getattr(state, f),
+        )
         for f in state.__dataclass_fields__
     }
     return state.replace(**fields)
 
 
-def train_ppo(cfg: DictConfig, env: alem.MultiAgentEnv, logger: _WandbLogger, output_dir: Path) -> dict[str, Any]:
+def train_ppo(
+    cfg: DictConfig, env: alem.MultiAgentEnv, logger: _WandbLogger, output_dir: Path
+) -> dict[str, Any]:
     """Train a PPO-core learner (``algo.name`` in :data:`alem.algos.VARIANTS`) in compiled chunks.
 
     Writes ``metrics.jsonl`` (one row per chunk and seed) and a checkpoint after every
@@ -350,7 +364,7 @@ def train_ppo(cfg: DictConfig, env: alem.MultiAgentEnv, logger: _WandbLogger, ou
         learner = make_learner(env, lcfg)
     except LearnerConfigError as e:
         raise ConfigError(str(e)) from None
-    mesh = _device_mesh(cfg)
+    mesh = device_mesh(cfg)
 
     metrics_path = output_dir / METRICS_FILE
     resuming = bool(cfg.get("resume"))
@@ -368,9 +382,11 @@ def train_ppo(cfg: DictConfig, env: alem.MultiAgentEnv, logger: _WandbLogger, ou
         rows = [r for r in _read_rows(metrics_path) if r["chunk"] < start]
         metrics_path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     elif metrics_path.exists() or checkpoint.latest(output_dir) is not None:
-        raise ConfigError(f"{output_dir} already holds a run; continue it with resume={output_dir} or pick a new dir")
+        raise ConfigError(
+            f"{output_dir} already holds a run; continue it with resume={output_dir} or pick a new dir"
+        )
     if mesh is not None:
-        state = _shard_state(state, mesh)
+        state = shard_learner_state(state, mesh)
 
     agents = tuple(env.agents)
     total_env_steps = num_chunks * chunk_updates * per_update
@@ -421,9 +437,15 @@ def train_ppo(cfg: DictConfig, env: alem.MultiAgentEnv, logger: _WandbLogger, ou
                 f"return {ret_txt}",
                 flush=True,
             )
-            log = {"env_steps": done_steps, "env_steps_per_s": sps, "episode_return/mean": float(np.nanmean(ret))}
+            log = {
+                "env_steps": done_steps,
+                "env_steps_per_s": sps,
+                "episode_return/mean": float(np.nanmean(ret)),
+            }
             for s in range(num_seeds):  # per-seed curves; vmapped seeds are logged from the host
-                log[f"seed{seed + s}/episode_return"] = float(np.nanmean(ret[s])) if episodes[s] else float("nan")
+                log[f"seed{seed + s}/episode_return"] = (
+                    float(np.nanmean(ret[s])) if episodes[s] else float("nan")
+                )
             logger.log(log, step=done_steps)
             checkpoint.save(output_dir, i + 1, state)
             stop = cfg.get("stop_after_chunks")
@@ -470,7 +492,9 @@ def _final_evaluation(cfg: DictConfig, env, learner, state, keys) -> dict[str, A
 
     def trained(key, params):
         st = learner.init(key).replace(params=params)
-        st, m = jax.lax.scan(lambda s, _: learner.rollout(s, env.default_params)[::2], st, None, length=rounds)
+        st, m = jax.lax.scan(
+            lambda s, _: learner.rollout(s, env.default_params)[::2], st, None, length=rounds
+        )
         return m["episodes"].sum(), m["return_sum"].sum(0)
 
     eval_keys = jax.vmap(lambda k: jax.random.fold_in(k, 2**31 - 1))(keys)
