@@ -110,7 +110,7 @@ def test_config_composes_from_package_in_any_directory(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # nothing may depend on the repo being the working directory
     with initialize_config_module(config_module="alem.configs", version_base=None):
         cfg = compose(config_name="config")
-        assert cfg.env.id == "iterated_prisoners_dilemma-v0"
+        assert cfg.env.id == "mpe/simple_spread-v0"
         assert OmegaConf.to_container(cfg.env.kwargs) == {}
         assert cfg.algo.name == "ippo"
         assert min(cfg.algo.num_envs, cfg.algo.num_steps, cfg.algo.total_steps) >= 1
