@@ -17,7 +17,6 @@ Named policies are registered per env name (``"tic_tac_toe"``) or for every env
 (``"*"``) by ``"module:attr"`` string, like envs, so registering imports nothing::
 
     register_policy("*", "random", "alem.policies:RandomPolicy")
-register_policy("*", "checkpoint", "alem.algos.policy:CheckpointPolicy")  # checkpoint:<run dir>
     policy = make_policy("random", env)
 """
 

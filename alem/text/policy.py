@@ -1,0 +1,380 @@
+"""The LLM player: a host :class:`~alem.policies.Policy` that asks a chat model for each move.
+
+Registered as ``"llm"`` for every env (``make_policy("llm", env, ...)``); it
+refuses envs without text support. Per decision and active env row it builds
+the prompt from the env's text hooks (rules once per episode, the seat's own
+view, the legal actions by name), asks the backend (all active rows at once,
+at most ``max_concurrency`` requests in flight), parses the reply, re-prompts
+up to ``reprompts`` times with feedback when the reply is unparseable or
+illegal, and otherwise plays the ``fallback``:
+
+- ``"random"``: a uniformly random legal action (seeded by ``seed``, episode and decision),
+- ``"first"``: the first legal action,
+- ``"forfeit"``: an illegal action (-1), so the env's illegal-action rule applies: with
+  ``illegal_action="lose"`` (games that offer it) the game ends as a loss, with the default
+  ``"replace"`` the env plays its documented default move and flags it.
+
+Every decision is one transcript record (every prompt, reply, parse, retry,
+fallback, token count and latency), written and flushed as it completes; the
+counters of :func:`decision_counts` are computed from those records, so a
+resumed evaluation counts exactly what its transcripts hold.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+
+from alem.core import MultiAgentEnv
+from alem.errors import AlemError
+from alem.policies import Policy, Turn, host_view
+from alem.text import local_server
+from alem.text.backends import (
+    ChatBackend,
+    OpenAIChatBackend,
+    RequestCache,
+    RequestFailed,
+    ScriptedBackend,
+    gather_or_cancel,
+    run_sync,
+)
+from alem.text.parsing import parse_reply
+from alem.text.prompts import feedback_prompt, system_prompt, turn_prompt
+from alem.text.transcripts import JsonlWriter
+
+__all__ = ["LLMPolicy", "decision_counts", "COUNTERS", "FALLBACKS", "BACKENDS"]
+
+FALLBACKS = ("random", "first", "forfeit")
+BACKENDS = ("local", "openai", "scripted")
+
+#: Counters summed over decision records (see :func:`decision_counts`).
+COUNTERS = (
+    "decisions",
+    "requests",
+    "replies",
+    "ok",
+    "unparseable",
+    "illegal",
+    "api_errors",
+    "retried_errors",
+    "reprompts",
+    "fallbacks",
+    "cached",
+    "tokens_in",
+    "tokens_out",
+    "latency_s",
+)
+
+
+def decision_counts(record: dict[str, Any]) -> dict[str, float]:
+    """Counters of one decision record (one mechanism for live stats and for results from transcripts)."""
+    attempts = record.get("attempts", [])
+    c = dict.fromkeys(COUNTERS, 0.0)
+    c["decisions"] = 1
+    c["requests"] = len(attempts)
+    c["reprompts"] = max(len(attempts) - 1, 0)
+    c["fallbacks"] = int(record.get("fallback") is not None)
+    for a in attempts:
+        status = a.get("status")
+        if status == "api_error":
+            c["api_errors"] += 1
+        else:
+            c["replies"] += 1
+            c[status] += 1
+        c["retried_errors"] += len(a.get("retry_errors") or [])
+        c["cached"] += int(bool(a.get("cached")))
+        c["tokens_in"] += a.get("tokens_in") or 0
+        c["tokens_out"] += a.get("tokens_out") or 0
+        c["latency_s"] += a.get("latency_s") or 0.0
+    return c
+
+
+def _request_seed(*parts: Any) -> int:
+    """A 31-bit seed from the parts (stable across runs, batch sizes and resumes)."""
+    digest = hashlib.sha256(":".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(digest[:4], "little") & 0x7FFFFFFF
+
+
+class LLMPolicy(Policy):
+    """A chat model playing one seat; see the module docstring.
+
+    Args:
+        env: the env (must have text support).
+        spec: the ``ARG`` of a ``llm:ARG`` player spec: the model name (``local``/``openai``)
+            or the script (``scripted``).
+        backend: ``"local"`` (embedded llama.cpp server with SmolLM2-135M-Instruct),
+            ``"openai"`` (any OpenAI-compatible endpoint at ``base_url``) or ``"scripted"``.
+        base_url, model, api_key_env, temperature, top_p, max_tokens, structured, timeout_s,
+            max_retries, backoff_s, backoff_cap_s, extra_body: see
+            :class:`~alem.text.backends.OpenAIChatBackend`.
+        seed: base of the per-request seeds and of the random fallback.
+        reprompts: re-prompts with feedback after an unparseable or illegal reply.
+        fallback: ``"random"``, ``"first"`` or ``"forfeit"`` (see the module docstring).
+        history: how many earlier exchanges of the episode stay in the conversation.
+        max_concurrency: requests in flight at once for this seat.
+        cache, cache_mode: a request cache file and its mode (see :class:`RequestCache`).
+        model_path, threads, context, parallel: the embedded server (``backend="local"``).
+        script: the scripted backend's script (``"random"`` or ``"first"``).
+        price_in_per_mtok, price_out_per_mtok: prices per million tokens (for a cost column).
+        transcript: a :class:`JsonlWriter` or path for decision records (the evaluator sets it).
+    """
+
+    host = True
+    name = "llm"
+
+    def __init__(
+        self,
+        env: MultiAgentEnv,
+        spec: str | None = None,
+        *,
+        backend: str = "local",
+        base_url: str | None = None,
+        model: str | None = None,
+        api_key_env: str | None = None,
+        temperature: float = 0.0,
+        top_p: float = 1.0,
+        max_tokens: int = 32,
+        seed: int = 0,
+        structured: str = "auto",
+        reprompts: int = 2,
+        fallback: str = "random",
+        history: int = 0,
+        max_concurrency: int = 4,
+        timeout_s: float = 60.0,
+        max_retries: int = 4,
+        backoff_s: float = 0.5,
+        backoff_cap_s: float = 20.0,
+        extra_body: dict[str, Any] | None = None,
+        cache: str | None = None,
+        cache_mode: str = "readwrite",
+        model_path: str | None = None,
+        threads: int = 1,
+        context: int = 2048,
+        parallel: int = 1,
+        script: str = "random",
+        price_in_per_mtok: float | None = None,
+        price_out_per_mtok: float | None = None,
+        transcript: JsonlWriter | str | Path | None = None,
+    ):
+        if not getattr(env, "supports_text", False):
+            raise AlemError(f"the llm player needs an env with text support; {env.id} has none")
+        if backend not in BACKENDS:
+            raise AlemError(f"llm.backend must be one of {BACKENDS}, got {backend!r}")
+        if fallback not in FALLBACKS:
+            raise AlemError(f"llm.fallback must be one of {FALLBACKS}, got {fallback!r}")
+        for key, value, low in (
+            ("reprompts", reprompts, 0),
+            ("history", history, 0),
+            ("max_concurrency", max_concurrency, 1),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise AlemError(f"llm.{key} must be an integer >= {low}, got {value!r}")
+        if spec:
+            if backend == "scripted":
+                script = spec
+            else:
+                model = spec
+        self.env = env
+        self.backend_name = backend
+        self.settings = dict(
+            base_url=base_url,
+            model=model,
+            api_key_env=api_key_env,
+            temperature=temperature,
+            top_p=top_p,
+            max_tokens=max_tokens,
+            structured=structured,
+            timeout_s=timeout_s,
+            max_retries=max_retries,
+            backoff_s=backoff_s,
+            backoff_cap_s=backoff_cap_s,
+            extra_body=dict(extra_body or {}),
+        )
+        self.local = dict(model_path=model_path, threads=threads, context=context, parallel=parallel)
+        self.cache_path, self.cache_mode = cache, cache_mode
+        self.script = script
+        self.seed, self.reprompts, self.fallback, self.history = int(seed), reprompts, fallback, history
+        self.max_concurrency = max_concurrency
+        self.prices = (price_in_per_mtok, price_out_per_mtok)
+        self.transcript = JsonlWriter(transcript) if isinstance(transcript, str | Path) else transcript
+        self.label = f"llm:{spec}" if spec else "llm"
+        self.backend: ChatBackend | None = None
+        self._server = None
+        self._agent: int | None = None
+        self._system: dict[int, str] = {}
+        self._params_host = None
+        self._decisions: dict[int, int] = defaultdict(int)
+        self._history: dict[int, list[dict[str, str]]] = defaultdict(list)
+        self._sem: asyncio.Semaphore | None = None
+        self._sem_loop = None
+        self._totals = dict.fromkeys(COUNTERS, 0.0)
+
+    # ------------------------------------------------------------------ lifecycle
+    def _make_backend(self) -> ChatBackend:
+        if self.backend_name == "scripted":
+            return ScriptedBackend(self.script, structured=self.settings["structured"] != "off")
+        s = dict(self.settings)
+        cache = RequestCache(self.cache_path, self.cache_mode) if self.cache_path else None
+        if self.backend_name == "local":
+            alias = s["model"] or local_server.DEFAULT_MODEL_ALIAS
+            if cache is None or cache.mode != "replay":
+                self._server = local_server.acquire(alias=alias, **self.local)
+                s["base_url"] = self._server.base_url
+            else:
+                s["base_url"] = s["base_url"] or "http://127.0.0.1:0/v1"  # never contacted
+            s["model"], s["api_key_env"] = alias, None
+        elif not s["base_url"] or not s["model"]:
+            raise AlemError(
+                "llm.backend=openai needs llm.base_url (e.g. http://127.0.0.1:8000/v1) and llm.model "
+                "(or a player spec llm:<model>)"
+            )
+        return OpenAIChatBackend(**s, cache=cache)
+
+    def begin(self, env: MultiAgentEnv, params: Any, agent: int) -> None:
+        """Start the backend (and the embedded server) and check it can serve, before any episode."""
+        self._agent = agent
+        self._params_host = host_view(params)
+        self._system[agent] = system_prompt(env, self._params_host, agent)
+        if self.backend is None:
+            self.backend = self._make_backend()
+            try:
+                run_sync(self.backend.health_check())
+            except BaseException:
+                self.close()
+                raise
+
+    def end_episode(self, episode: int) -> None:
+        self._decisions.pop(int(episode), None)
+        self._history.pop(int(episode), None)
+
+    def close(self) -> None:
+        if self.backend is not None:
+            try:
+                run_sync(self.backend.aclose())
+            finally:
+                self.backend = None
+        if self._server is not None:
+            local_server.release(self._server)
+            self._server = None
+
+    def stats(self) -> dict[str, float]:
+        return dict(self._totals)
+
+    def describe(self) -> dict[str, Any]:
+        out = {
+            "player": self.label,
+            "fallback": self.fallback,
+            "reprompts": self.reprompts,
+            "history": self.history,
+        }
+        if self.backend is not None:
+            out.update(self.backend.describe())
+        return out
+
+    # ------------------------------------------------------------------ acting
+    def act(self, key: jax.Array, turn: Turn) -> np.ndarray:
+        return run_sync(self.act_async(key, turn))
+
+    async def act_async(self, key: jax.Array, turn: Turn) -> np.ndarray:
+        """int32 ``[B]``: a move for each active row (0 elsewhere); ``key`` is unused (see ``seed``)."""
+        del key
+        if self.backend is None or self._agent != turn.agent:
+            self.begin(turn.env, turn.params, turn.agent)
+        loop = asyncio.get_running_loop()
+        if self._sem is None or self._sem_loop is not loop:
+            self._sem, self._sem_loop = asyncio.Semaphore(self.max_concurrency), loop
+        state = host_view(turn.state)
+        mask = np.asarray(turn.action_mask, dtype=bool)
+        active = np.asarray(turn.active, dtype=bool)
+        episode = np.asarray(turn.episode)
+        actions = np.zeros(active.shape[0], np.int32)
+        rows = np.flatnonzero(active)
+        moves = await gather_or_cancel(
+            *(self._decide(turn.env, turn.agent, state, int(b), mask[b], int(episode[b])) for b in rows)
+        )
+        actions[rows] = moves
+        return actions
+
+    async def _decide(
+        self, env: MultiAgentEnv, agent: int, state: Any, b: int, mask: np.ndarray, ep: int
+    ) -> int:
+        names = env.action_names(agent)
+        legal = [int(j) for j in np.flatnonzero(mask)]
+        legal_names = [names[j] for j in legal]
+        d = self._decisions[ep]
+        self._decisions[ep] = d + 1
+        view = env.render_text(jax.tree.map(lambda x: x[b], state), agent, self._params_host)
+        user = {"role": "user", "content": turn_prompt(view, legal_names)}
+        past = self._history[ep][-2 * self.history :] if self.history else []
+        messages = [{"role": "system", "content": self._system[agent]}, *past, user]
+        attempts: list[dict[str, Any]] = []
+        action: int | None = None
+        for k in range(self.reprompts + 1):
+            seed = _request_seed(self.seed, ep, agent, d, k)
+            attempt: dict[str, Any] = {"messages": messages, "seed": seed}
+            attempts.append(attempt)
+            async with self._sem:
+                try:
+                    reply = await self.backend.chat(messages, legal_names=legal_names, seed=seed)
+                except RequestFailed as e:
+                    attempt.update(
+                        status="api_error", error=str(e), error_kind=e.kind, retry_errors=e.errors[:-1]
+                    )
+                    break
+            parsed = parse_reply(reply.content, env, agent, legal)
+            attempt.update(
+                reply=reply.content,
+                status=parsed.status,
+                parsed=None if parsed.named is None else names[parsed.named],
+                tokens_in=reply.tokens_in,
+                tokens_out=reply.tokens_out,
+                latency_s=round(reply.latency_s, 6),
+                retry_errors=reply.errors,
+                cached=reply.cached,
+                structured=reply.structured,
+                finish_reason=reply.finish_reason,
+            )
+            if parsed.status == "ok":
+                action = parsed.action
+                if self.history:
+                    self._history[ep] += [user, {"role": "assistant", "content": reply.content}]
+                break
+            named = None if parsed.named is None else names[parsed.named]
+            feedback = {"role": "user", "content": feedback_prompt(parsed.status, legal_names, named)}
+            messages = [*messages, {"role": "assistant", "content": reply.content}, feedback]
+        fallback = None
+        if action is None:
+            fallback = self.fallback
+            action = self._fallback_action(legal, ep, agent, d)
+        record = {
+            "type": "decision",
+            "episode": ep,
+            "seat": agent,
+            "agent": env.agents[agent],
+            "player": self.label,
+            "decision": d,
+            "legal": legal_names,
+            "attempts": attempts,
+            "action": action,
+            "action_name": names[action] if 0 <= action < len(names) else None,
+            "fallback": fallback,
+        }
+        if self.transcript is not None:
+            self.transcript.write(record)
+        for name, v in decision_counts(record).items():
+            self._totals[name] += v
+        return action
+
+    def _fallback_action(self, legal: list[int], ep: int, agent: int, d: int) -> int:
+        if self.fallback == "forfeit" or not legal:
+            return -1
+        if self.fallback == "first":
+            return legal[0]
+        rng = np.random.default_rng(_request_seed(self.seed, "fallback", ep, agent, d))
+        return int(rng.choice(legal))

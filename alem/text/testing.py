@@ -1,0 +1,200 @@
+"""A real OpenAI-compatible HTTP server on 127.0.0.1 with a scripted player and fault injection.
+
+For tests and for checking a setup offline::
+
+    with FakeChatServer(script="random", faults=["429", "500"]) as srv:
+        backend = OpenAIChatBackend(srv.base_url, "fake-model")
+
+It serves ``GET /v1/models`` and ``POST /v1/chat/completions`` (threaded, so a
+slow reply does not block others). Each chat request takes the next entry of
+``faults`` (then behaves normally):
+
+- ``"429"``, ``"500"``, ``"503"``, ``"400"``, ``"401"``: that HTTP status (429 with ``Retry-After: 0``),
+- ``"timeout"``: sleep ``timeout_sleep_s`` before answering normally (the client should time out),
+- ``"malformed"``: status 200 with a body that is not JSON,
+- ``"empty"``: status 200 with ``"choices": []``,
+- ``"garbage"``: a reply that names no action,
+- ``"long"``: a reply of ``long_chars`` characters naming no action,
+- ``"say:<text>"``: reply ``<text>`` verbatim (e.g. an illegal move),
+- ``"ok"``: a normal answer.
+
+``reject_schema=True`` answers 400 to requests with ``response_format`` (a server
+without structured output). Token usage is whitespace word counts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import random
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from alem.text.backends import legal_names_in
+
+__all__ = ["FakeChatServer"]
+
+
+class FakeChatServer:
+    """See the module docstring."""
+
+    def __init__(
+        self,
+        script: str | Callable[[dict[str, Any]], str] = "random",
+        *,
+        faults: Iterable[str] = (),
+        models: Iterable[str] = ("fake-model",),
+        api_key: str | None = None,
+        reject_schema: bool = False,
+        timeout_sleep_s: float = 2.0,
+        long_chars: int = 20000,
+    ):
+        self.script = script
+        self.faults = deque(faults)
+        self.models = list(models)
+        self.api_key = api_key
+        self.reject_schema = reject_schema
+        self.timeout_sleep_s = timeout_sleep_s
+        self.long_chars = long_chars
+        self.requests: list[dict[str, Any]] = []  # chat bodies, in arrival order
+        self.served: list[str] = []  # what each chat request got ("ok", "429", ...)
+        self._lock = threading.Lock()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self.base_url = ""
+
+    # ------------------------------------------------------------------ answers
+    def answer(self, body: dict[str, Any]) -> str:
+        if callable(self.script):
+            return self.script(body)
+        names = legal_names_in(body)
+        if not names:
+            return "I am not sure."
+        pick = names[0] if self.script == "first" else random.Random(body.get("seed")).choice(names)
+        return json.dumps({"action": pick})
+
+    def add_faults(self, faults: Iterable[str]) -> None:
+        with self._lock:
+            self.faults.extend(faults)
+
+    def _next_fault(self) -> str:
+        with self._lock:
+            return self.faults.popleft() if self.faults else "ok"
+
+    # ------------------------------------------------------------------ server
+    def start(self) -> FakeChatServer:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):  # quiet
+                pass
+
+            def _send(self, code: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    self.wfile.write(data)
+
+            def _authorized(self) -> bool:
+                if server.api_key is None:
+                    return True
+                return self.headers.get("Authorization") == f"Bearer {server.api_key}"
+
+            def do_GET(self):
+                if self.path.rstrip("/") not in ("/v1/models", "/models"):
+                    return self._send(404, {"error": {"message": "not found"}})
+                if not self._authorized():
+                    return self._send(401, {"error": {"message": "invalid api key"}})
+                self._send(
+                    200, {"object": "list", "data": [{"id": m, "object": "model"} for m in server.models]}
+                )
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+                    return self._send(404, {"error": {"message": "not found"}})
+                if not self._authorized():
+                    return self._send(401, {"error": {"message": "invalid api key"}})
+                try:
+                    body = json.loads(raw)
+                except ValueError:
+                    return self._send(400, {"error": {"message": "body is not JSON"}})
+                with server._lock:
+                    server.requests.append(body)
+                if body.get("model") not in server.models:
+                    return self._send(404, {"error": {"message": f"model {body.get('model')!r} not found"}})
+                if server.reject_schema and "response_format" in body:
+                    return self._send(400, {"error": {"message": "response_format is not supported"}})
+                fault = server._next_fault()
+                with server._lock:
+                    server.served.append(fault)
+                if fault in ("429", "500", "503", "400", "401"):
+                    extra = {"Retry-After": "0"} if fault == "429" else None
+                    return self._send(int(fault), {"error": {"message": f"injected {fault}"}}, extra)
+                if fault == "malformed":
+                    return self._send(200, b"{this is not json")
+                if fault == "empty":
+                    return self._send(200, {"object": "chat.completion", "choices": []})
+                if fault == "timeout":
+                    time.sleep(server.timeout_sleep_s)
+                if fault == "garbage":
+                    content = "Hmm, let me think about the weather instead."
+                elif fault == "long":
+                    content = ("blah " * (server.long_chars // 5 + 1))[: server.long_chars]
+                elif fault.startswith("say:"):
+                    content = fault[4:]
+                else:
+                    content = server.answer(body)
+                words = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
+                self._send(
+                    200,
+                    {
+                        "id": f"fake-{len(server.requests)}",
+                        "object": "chat.completion",
+                        "model": body["model"],
+                        "choices": [
+                            {
+                                "index": 0,
+                                "message": {"role": "assistant", "content": content},
+                                "finish_reason": "stop",
+                            }
+                        ],
+                        "usage": {
+                            "prompt_tokens": words,
+                            "completion_tokens": len(content.split()),
+                            "total_tokens": words + len(content.split()),
+                        },
+                    },
+                )
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        port = self._httpd.server_address[1]
+        self.base_url = f"http://127.0.0.1:{port}/v1"
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> FakeChatServer:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,150 @@
+"""The OpenAI-compatible backend against a real local HTTP server with injected faults."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from alem.text.backends import (
+    BackendUnavailable,
+    OpenAIChatBackend,
+    RequestCache,
+    RequestFailed,
+    ScriptedBackend,
+    run_sync,
+)
+from alem.text.testing import FakeChatServer
+
+MSG = [{"role": "user", "content": "Legal actions: stag, hare\nYour move."}]
+LEGAL = ["stag", "hare"]
+
+
+@pytest.fixture
+def server():
+    with FakeChatServer(script="first") as srv:
+        yield srv
+
+
+def backend(srv, **kw):
+    kw = {"max_retries": 3, "backoff_s": 0.001, "backoff_cap_s": 0.01, "timeout_s": 10.0, **kw}
+    return OpenAIChatBackend(srv.base_url, "fake-model", **kw)
+
+
+def chat(b, **kw):
+    async def go():
+        try:
+            return await b.chat(MSG, legal_names=LEGAL, seed=kw.get("seed", 7))
+        finally:
+            await b.aclose()
+
+    return run_sync(go())
+
+
+def test_request_sends_sampling_settings_seed_and_schema_enum(server):
+    reply = chat(
+        backend(server, temperature=0.3, top_p=0.9, max_tokens=11, extra_body={"cache_prompt": False})
+    )
+    assert json.loads(reply.content) == {"action": "stag"}
+    body = server.requests[-1]
+    assert (body["temperature"], body["top_p"], body["max_tokens"], body["seed"]) == (0.3, 0.9, 11, 7)
+    assert body["cache_prompt"] is False
+    enum = body["response_format"]["json_schema"]["schema"]["properties"]["action"]["enum"]
+    assert enum == LEGAL and reply.structured
+    assert reply.tokens_in == 6 and reply.tokens_out == 2  # the server's word counts
+    assert reply.retries == 0 and reply.errors == []
+
+
+@pytest.mark.parametrize("fault", ["429", "500", "503", "timeout", "malformed", "empty"])
+def test_transient_faults_are_retried(server, fault):
+    server.timeout_sleep_s = 3.0
+    server.add_faults([fault, fault])
+    reply = chat(backend(server, timeout_s=1.5 if fault == "timeout" else 10.0))
+    assert json.loads(reply.content)["action"] == "stag"
+    assert reply.retries == 2 and len(reply.errors) == 2
+    assert server.served == [fault, fault, "ok"]
+
+
+def test_gives_up_after_max_retries(server):
+    server.add_faults(["500"] * 10)
+    with pytest.raises(RequestFailed) as e:
+        chat(backend(server, max_retries=2))
+    assert e.value.kind == "http_500" and len(server.served) == 3
+
+
+@pytest.mark.parametrize("fault", ["400", "401"])
+def test_client_errors_are_not_retried(server, fault):
+    server.add_faults([fault])
+    with pytest.raises(RequestFailed) as e:
+        chat(backend(server, structured="off"))
+    assert e.value.kind == f"http_{fault}" and server.served == [fault]
+
+
+def test_backoff_grows_exponentially_with_jitter_and_respects_retry_after():
+    b = OpenAIChatBackend("http://127.0.0.1:9/v1", "m", backoff_s=1.0, backoff_cap_s=5.0)
+    for k, d in enumerate([1, 2, 4, 5, 5]):
+        delays = [b._delay(k, None) for _ in range(50)]
+        assert d / 2 <= min(delays) and max(delays) <= d and max(delays) > min(delays)
+    assert b._delay(0, "3") == 3.0 and b._delay(0, "100") == 5.0
+
+
+def test_structured_auto_falls_back_to_text_when_the_server_rejects_it(server):
+    server.reject_schema = True
+    b = backend(server)
+    reply = chat(b)
+    assert json.loads(reply.content)["action"] == "stag"  # answered from the 'Legal actions' line
+    assert b.structured_rejected and not reply.structured and reply.errors == ["http_400"]
+    assert "response_format" not in server.requests[-1]
+
+
+def test_structured_json_schema_mode_does_not_silently_drop_the_schema(server):
+    server.reject_schema = True
+    with pytest.raises(RequestFailed, match="400"):
+        chat(backend(server, structured="json_schema"))
+
+
+def test_health_check_passes_and_names_each_problem(server, monkeypatch):
+    run_sync(backend(server).health_check())
+    with pytest.raises(BackendUnavailable, match="'nope' is not served.*fake-model"):
+        run_sync(OpenAIChatBackend(server.base_url, "nope").health_check())
+    with pytest.raises(BackendUnavailable, match="cannot reach"):
+        run_sync(OpenAIChatBackend("http://127.0.0.1:9/v1", "fake-model", timeout_s=2).health_check())
+    monkeypatch.delenv("ALEM_TEST_KEY", raising=False)
+    with pytest.raises(BackendUnavailable, match="ALEM_TEST_KEY is not set"):
+        run_sync(OpenAIChatBackend(server.base_url, "fake-model", api_key_env="ALEM_TEST_KEY").health_check())
+
+
+def test_api_key_is_sent_from_the_environment(monkeypatch):
+    with FakeChatServer(api_key="sekrit") as srv:
+        monkeypatch.setenv("ALEM_TEST_KEY", "wrong")
+        with pytest.raises(BackendUnavailable, match="rejected the API key"):
+            run_sync(
+                OpenAIChatBackend(srv.base_url, "fake-model", api_key_env="ALEM_TEST_KEY").health_check()
+            )
+        monkeypatch.setenv("ALEM_TEST_KEY", "sekrit")
+        b = OpenAIChatBackend(srv.base_url, "fake-model", api_key_env="ALEM_TEST_KEY")
+        run_sync(b.health_check())
+        assert chat(b).content
+
+
+def test_cache_records_then_replays_offline(server, tmp_path):
+    path = tmp_path / "cache.jsonl"
+    first = chat(backend(server, cache=RequestCache(path)))
+    again = chat(backend(server, cache=RequestCache(path)))
+    assert len(server.requests) == 1 and again.cached and again.content == first.content
+    server.close()  # replay needs no server; a different request is a clear miss
+    replay = RequestCache(path, mode="replay")
+    b = OpenAIChatBackend("http://127.0.0.1:9/v1", "fake-model", cache=replay, max_retries=0)
+    run_sync(b.health_check())
+    assert chat(b).content == first.content
+    with pytest.raises(RequestFailed) as e:
+        chat(b, seed=8)  # the seed is part of the key
+    assert e.value.kind == "cache_miss"
+
+
+def test_scripted_backend_answers_legal_moves_reproducibly():
+    b = ScriptedBackend("random")
+    picks = {json.loads(chat(b, seed=s).content)["action"] for s in range(20)}
+    assert picks == set(LEGAL)
+    assert chat(b, seed=3).content == chat(b, seed=3).content
+    assert json.loads(chat(ScriptedBackend("first")).content) == {"action": "stag"}
