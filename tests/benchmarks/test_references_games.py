@@ -1,0 +1,109 @@
+"""Fast checks of the games benchmark references (benchmarks/references/pgx.py and openspiel.py)."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import sys
+from pathlib import Path
+
+import jax
+import pytest
+
+import alem
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+GAMES = ["tic_tac_toe-v0", "connect_four-v0", "kuhn_poker-v0", "leduc_holdem-v0", "liars_dice-v0"]
+
+
+def _load(name: str, path: Path):
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses look their module up while the class is built
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+# The same module name as tests/benchmarks/test_throughput.py, so the harness is loaded once.
+tp = _load("alem_benchmarks_throughput", BENCH / "throughput.py")
+pgx_ref = _load("alem_test_ref_pgx", BENCH / "references" / "pgx.py")
+os_ref = _load("alem_test_ref_openspiel", BENCH / "references" / "openspiel.py")
+
+
+def test_plugins_are_registered_by_the_harness():
+    assert {"pgx", "openspiel"} <= set(tp.REFERENCES)
+    assert set(pgx_ref.GAMES) < set(os_ref.GAMES) == set(GAMES)
+    assert "liars_dice-v0" not in pgx_ref.GAMES  # Pgx has no liar's dice
+
+
+@pytest.mark.parametrize("name", ["pgx", "openspiel"])
+def test_unsupported_envs_are_refused_with_a_reason(name):
+    ref = tp.REFERENCES[name]
+    reason = ref.supports("prisoners_dilemma-v0", alem.make("prisoners_dilemma-v0"))
+    assert isinstance(reason, str) and "prisoners_dilemma-v0" in reason
+    with pytest.raises(ValueError, match="does not support"):
+        tp.resolve_reference(name, "prisoners_dilemma-v0", alem.make("prisoners_dilemma-v0"))
+
+
+def test_registered_games_are_supported_where_the_package_is_installed():
+    registered = [g for g in GAMES if g in alem.registry()]
+    if not registered:
+        pytest.skip("no games registered yet")
+    for env_id in registered:
+        env = alem.make(env_id)
+        if os_ref.openspiel_available():
+            assert tp.REFERENCES["openspiel"].supports(env_id, env) is None
+        if pgx_ref.pgx_available() and env_id in pgx_ref.GAMES:
+            assert tp.REFERENCES["pgx"].supports(env_id, env) is None
+    if "liars_dice-v0" in registered:
+        reason = tp.REFERENCES["pgx"].supports("liars_dice-v0", alem.make("liars_dice-v0"))
+        assert "liars_dice-v0" in reason
+
+
+def test_missing_packages_are_reported_with_an_install_hint(monkeypatch):
+    monkeypatch.setattr(pgx_ref, "pgx_available", lambda: False)
+    monkeypatch.setattr(os_ref, "openspiel_available", lambda: False)
+    refs = {r.name: r for r in pgx_ref.make_references(tp)}
+    refs.update({r.name: r for r in os_ref.make_references(tp)})
+    env = alem.make("liars_dice-v0")
+    assert "pip install" in refs["openspiel"].supports("liars_dice-v0", env)
+    if "kuhn_poker-v0" in alem.registry():
+        assert "pip install pgx" in refs["pgx"].supports("kuhn_poker-v0", alem.make("kuhn_poker-v0"))
+
+
+def test_openspiel_loop_plays_every_step_and_ends_games():
+    pyspiel = pytest.importorskip("pyspiel")
+    env = alem.make("liars_dice-v0", dice_per_player=2)
+    params = os_ref.game_parameters("liars_dice-v0", env)
+    assert params == {"numdice": 2, "dice_sides": 6}
+    game = pyspiel.load_game("liars_dice", params)
+    stats = os_ref.run_games(game, num_envs=5, num_steps=30, seed=0)
+    assert stats["steps"] == 150
+    assert stats["episodes"] >= 5  # a random 2-dice game lasts well under 30 moves
+    assert stats["total_reward"] == 0.0  # zero-sum: every ended game pays +1 and -1
+    # Kuhn poker: chance deals cards inside the loop; every game ends within 3 moves.
+    kuhn = pyspiel.load_game("kuhn_poker", os_ref.game_parameters("kuhn_poker-v0", _Players(3)))
+    assert kuhn.num_players() == 3
+    stats = os_ref.run_games(kuhn, num_envs=4, num_steps=12, seed=1)
+    assert stats["steps"] == 48 and stats["episodes"] >= 4 * 12 // 6
+    assert stats["total_reward"] == 0.0
+    rollout = tp.REFERENCES["openspiel"].prepare("liars_dice-v0", env, 3, 8)
+    assert rollout(0) == 0.0
+
+
+class _Players:
+    def __init__(self, n: int):
+        self.num_agents = n
+
+
+def test_pgx_rollout_is_jitted_and_ends_games():
+    pytest.importorskip("pgx")
+    run = pgx_ref.build_pgx_rollout("tic_tac_toe", num_envs=4, num_steps=12)
+    stats, state = run(jax.random.key(0))
+    # Random tic-tac-toe games last 5-9 moves, so each of the 4 envs ends at least once in 12 steps.
+    assert 4 <= int(stats["episodes"]) <= 8
+    assert math.isfinite(float(stats["total_reward"])) and float(stats["total_reward"]) == 0.0  # zero-sum
+    assert state.legal_action_mask.shape == (4, 9)
+    again, _ = run(jax.random.key(0))
+    assert int(again["episodes"]) == int(stats["episodes"])
