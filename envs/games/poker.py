@@ -204,8 +204,23 @@ class PokerEnv(MultiAgentEnv):
         )
 
     def reset_env(self, key, params):
+        if math.perm(self.num_cards, self.num_dealt) <= _DEAL_TABLE_MAX:
+            # Same draw as `deal`, but the start state and timestep of every deal are
+            # precomputed: reset is one gather (auto-reset runs it on every vmapped step).
+            states, timesteps = self._start_table
+            i = jax.random.randint(key, (), 0, self.deals().shape[0])
+            return jax.tree.map(lambda x: jnp.asarray(x)[i], (states, timesteps))
         state = self.initial_state(deal(key, self.num_cards, self.num_dealt))
         return state, self._timestep(state, jnp.zeros((self.num_agents,), jnp.float32))
+
+    @functools.cached_property
+    def _start_table(self) -> tuple[Any, TimeStep]:
+        """Start state and timestep of every ordered deal (host arrays, leading axis = deal)."""
+        with jax.ensure_compile_time_eval():
+            zeros = jnp.zeros((self.num_agents,), jnp.float32)
+            states = jax.vmap(self.initial_state)(jnp.asarray(self.deals()))
+            timesteps = jax.vmap(lambda s: self._timestep(s, zeros))(states)
+            return jax.tree.map(np.asarray, (states, timesteps))
 
     def step_env(self, key, state, actions, params):
         # Chance after the deal is pre-drawn in the state, so the step key is unused.
