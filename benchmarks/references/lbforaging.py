@@ -50,7 +50,7 @@ def make_references(h: Any) -> list:
             total = 0.0
             for _ in range(num_steps):
                 acts = rng.integers(0, 6, size=(num_envs, env.num_agents)).tolist()
-                for e, a in zip(envs, acts):
+                for e, a in zip(envs, acts, strict=True):
                     _, rewards, done, _, _ = e.step(a)
                     total += sum(rewards)
                     if done:
