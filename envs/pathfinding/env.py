@@ -1,0 +1,673 @@
+"""Grid multi-agent pathfinding (MAPF): one-shot, lifelong and disappear-at-goal, POGEMA-exact.
+
+Card
+----
+- **Agents**: ``agent_0 .. agent_{N-1}``, one role. Each has a start cell and a goal
+  (lifelong: a sequence of goals) on an ``H x W`` 4-connected grid.
+- **Actions**: ``Discrete(5)`` in POGEMA's order: ``0 wait, 1 up (row-1), 2 down (row+1),
+  3 left (col-1), 4 right (col+1)``. Every action is always legal (the mask is all True);
+  a move into an obstacle or off the map is a wait (counted in ``obstacle_bumps``).
+  Out-of-range indices follow ``illegal_action="replace"`` (they become wait).
+- **Collisions** (``collision``; rules in :mod:`alem.envs.pathfinding.grid`, in the
+  vocabulary of Stern et al. 2019):
+
+  ============  ======  ==========  ===================  ==================
+  system        vertex  edge/swap   following            cycle (rotation)
+  ============  ======  ==========  ===================  ==================
+  ``soft``      lower   forbidden   allowed              allowed
+                index
+                wins
+  ``priority``  lower   forbidden   only behind a        forbidden
+                index               lower-index leader
+                wins
+  ``block_both``  all   forbidden   forbidden            forbidden
+                  stay
+  ============  ======  ==========  ===================  ==================
+
+  ``soft`` is the default (POGEMA's benchmark setting); ``priority`` is POGEMA's API
+  default. Stopped moves into free cells are counted in ``collisions``.
+- **Modes** (``mode``, stored in ``params.mode`` so one compiled program serves all
+  three; POGEMA's ``on_target``):
+  ``"one_shot"`` (``"nothing"``): agents stay on their goals and keep blocking; the
+  episode terminates when every agent is on its goal at once, and then every agent gets
+  reward 1. ``"lifelong"`` (``"restart"``): an agent on its goal after a step gets reward 1
+  and its next goal (from ``params.goals`` when the task is given, cycling; otherwise a
+  uniform free cell of the spawn region other than its cell); never terminates.
+  ``"disappear"`` (``"finish"``): an agent that reaches its goal gets reward 1 and leaves
+  the map (it stops acting and occupying cells); terminates when all have left.
+  Every mode is truncated after ``params.max_steps`` steps.
+- **Observation** (``obs_type``): ``"local"`` (POGEMA's default): float32
+  ``[3, 2R+1, 2R+1]`` centred on the agent, R = ``obs_radius``: obstacles (outside the
+  map: a one-cell obstacle ring, then free, exactly as POGEMA pads), active agents (the
+  observer included) and the own goal as a one-hot cell clipped to the window border.
+  ``"global"``: float32 ``[4, H, W]``: obstacles, active agents, own cell, own goal.
+  ``env.global_state(state)`` is ``[3, H, W]`` flattened: obstacles, agents, goals.
+- **Maps** (``map_type``): ``"random"`` (obstacles i.i.d. with ``params.density``, in jit;
+  starts/goals in the largest connected component), ``"maze"`` (a perfect maze, in jit),
+  ``"fixed"`` (``params.maps``, a batch of maps of one size, one picked per reset; e.g.
+  the warehouse layout, POGEMA ASCII maps, MovingAI maps; see :func:`make_params`).
+  Starts are distinct, goals are distinct and differ from starts, all in one component,
+  so every goal is reachable. Given tasks (``starts``/``goals``) are checked host-side.
+- **Info** (the same keys in every mode; final values when ``ts.done``): ``on_goal``
+  ``[N]``, ``active`` ``[N]``, ``collisions`` and ``obstacle_bumps`` (episode counts), and
+  POGEMA's metrics: ``ISR`` and ``CSR`` (one-shot: share of agents on goal / all on goal
+  at the end; disappear: share that reached / all reached), ``SoC`` and ``makespan``
+  (sum and max over agents of the step of arrival for good, ``max_steps`` for agents
+  that never arrived), ``ep_length`` (one-shot: steps; disappear: mean arrival step + 1)
+  and ``avg_throughput`` (goals reached / ``max_steps``; the lifelong metric). POGEMA
+  reports ISR/CSR/SoC/makespan/ep_length for one-shot, ISR/CSR/ep_length for disappear
+  and avg_throughput for lifelong; those agree exactly, the others are extras.
+  With ``lower_bounds=True``: ``lb_soc`` and ``lb_makespan``, the sum and max of the
+  agents' BFS distances from start to (first) goal, so any policy can report
+  suboptimality. SoC counts ``t + 1`` for an agent that arrived for good at step index
+  ``t`` (POGEMA's definition: an agent that starts on its goal costs 1; an agent that
+  leaves its goal on the very last step keeps its earlier arrival).
+- **Reference**: POGEMA 1.4.0 (``on_target`` nothing/restart/finish, the three collision
+  systems, default observation, metrics); golden fixtures in
+  ``tests/envs/pathfinding/fixtures`` are replayed step by step.
+- **Text**: rules, ASCII view of an agent's window or of the whole grid, action names
+  with aliases (stay, north/south/west/east), parser.
+- **Version**: v0.
+
+Cost note: ``AutoReset`` runs a reset every step (selected where an episode ended), so
+a reset's cost counts per step. ``lower_bounds`` adds N BFS per reset and random maps
+add one connected-components pass; use ``lower_bounds=False`` for throughput runs.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+from jaxtyping import PRNGKeyArray
+
+from alem import spaces
+from alem.core import MultiAgentEnv, TimeStep
+from alem.envs.pathfinding import grid as G
+from alem.envs.pathfinding import maps as M
+from alem.errors import EnvArgumentError
+
+__all__ = [
+    "PathfindingParams",
+    "PathfindingState",
+    "PathfindingEnv",
+    "make_params",
+    "MODES",
+    "POGEMA_ON_TARGET",
+]
+
+MODES = ("one_shot", "lifelong", "disappear")
+#: alem mode -> POGEMA ``on_target``.
+POGEMA_ON_TARGET = {"one_shot": "nothing", "lifelong": "restart", "disappear": "finish"}
+MAP_TYPES = ("random", "maze", "fixed")
+OBS_TYPES = ("local", "global")
+
+
+@struct.dataclass
+class PathfindingParams:
+    maps: jax.Array  # bool [M, H, W] obstacle maps (map_type "fixed"; M >= 1)
+    spawn: jax.Array  # bool [M, H, W] cells where starts/goals are sampled
+    starts: jax.Array  # int32 [M, N, 2] given starts (used where has_task)
+    goals: jax.Array  # int32 [M, N, L, 2] given goal sequences (L = goal_sequence_len)
+    has_task: jax.Array  # bool [M]
+    density: jax.Array  # float32 [] obstacle density (map_type "random")
+    max_steps: jax.Array  # int32 [] episode length limit
+    mode: jax.Array  # int32 [] index into MODES (a param: one compiled program for every mode)
+
+
+@struct.dataclass
+class PathfindingState:
+    pos: jax.Array  # int32 [N, 2]
+    goal: jax.Array  # int32 [N, 2] current goal
+    goal_seq: jax.Array  # int32 [N, L, 2] goal sequence (lifelong with a given task)
+    goal_idx: jax.Array  # int32 [N] index into goal_seq
+    use_seq: jax.Array  # bool [] goals come from goal_seq
+    active: jax.Array  # bool [N] (disappear mode: False once the agent reached its goal)
+    padded: jax.Array  # bool [H+2R, W+2R] obstacle map padded for the field of view
+    spawn_cum: jax.Array  # int32 [H*W] running count of spawn cells (lifelong random goals)
+    t: jax.Array  # int32 [] steps taken
+    solve_t: jax.Array  # int32 [N] step index of arrival (-1: not on goal / not arrived)
+    reached: jax.Array  # int32 [] goals reached this episode
+    collisions: jax.Array  # int32 []
+    bumps: jax.Array  # int32 []
+    lb_soc: jax.Array  # int32 []
+    lb_makespan: jax.Array  # int32 []
+
+
+def _check_choice(name: str, value: str, options: Sequence[str]) -> None:
+    if value not in options:
+        raise EnvArgumentError(f"{name}={value!r} is not supported; choose one of {list(options)}")
+
+
+class PathfindingEnv(MultiAgentEnv[PathfindingState, PathfindingParams]):
+    __doc__ = __doc__
+
+    supports_text: ClassVar[bool] = True
+    stochastic: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        num_agents: int = 8,
+        height: int = 16,
+        width: int | None = None,
+        *,
+        mode: str = "one_shot",
+        collision: str = "soft",
+        map_type: str = "random",
+        density: float = 0.3,
+        max_steps: int = 64,
+        obs_radius: int = 5,
+        obs_type: str = "local",
+        lower_bounds: bool = True,
+        goal_sequence_len: int = 1,
+        maps: Any = None,
+        starts: Any = None,
+        goals: Any = None,
+        illegal_action: str = "replace",
+    ):
+        super().__init__(illegal_action=illegal_action)
+        _check_choice("mode", mode, MODES)
+        _check_choice("collision", collision, G.COLLISION_SYSTEMS)
+        _check_choice("map_type", map_type, MAP_TYPES)
+        _check_choice("obs_type", obs_type, OBS_TYPES)
+        if maps is not None and map_type != "fixed":
+            map_type = "fixed"
+        if map_type == "fixed" and maps is None:
+            raise EnvArgumentError(
+                "map_type='fixed' needs maps= (an ASCII string, an [H, W] array or a list)"
+            )
+        if not 1 <= int(obs_radius) <= 128:
+            raise EnvArgumentError(f"obs_radius must be in [1, 128], got {obs_radius}")
+        if int(num_agents) < 1:
+            raise EnvArgumentError(f"num_agents must be >= 1, got {num_agents}")
+        if int(goal_sequence_len) < 1:
+            raise EnvArgumentError(f"goal_sequence_len must be >= 1, got {goal_sequence_len}")
+        self.mode, self.collision, self.map_type, self.obs_type = mode, collision, map_type, obs_type
+        self.obs_radius = int(obs_radius)
+        self.lower_bounds = bool(lower_bounds)
+        self._init = dict(density=density, max_steps=max_steps, maps=maps, starts=starts, goals=goals)
+        if map_type == "fixed":
+            first = _as_map_list(maps)[0]
+            height, width = first.shape
+            if starts is not None:
+                num_agents = int(np.asarray(starts).shape[-2])
+            if starts is not None and goals is not None:
+                goal_sequence_len = _task_arrays(starts, goals, 1)[1].shape[2]
+        self.height = int(height)
+        self.width = int(height if width is None else width)
+        if self.height < 1 or self.width < 1 or self.height * self.width < 2:
+            raise EnvArgumentError(f"the map needs at least 2 cells, got {self.height} x {self.width}")
+        self.goal_sequence_len = int(goal_sequence_len)
+        n = int(num_agents)
+        self.agents = tuple(f"agent_{i}" for i in range(n))
+        self.agent_roles = np.zeros(n, dtype=np.int32)
+        self.role_names = ("agent",)
+        self._params = make_params(self, **self._init)
+
+    # ------------------------------------------------------------------ spaces and params
+    @property
+    def default_params(self) -> PathfindingParams:
+        return self._params
+
+    def _obs_shape(self) -> tuple[int, ...]:
+        if self.obs_type == "local":
+            s = 2 * self.obs_radius + 1
+            return (3, s, s)
+        return (4, self.height, self.width)
+
+    def observation_space(self, agent: int | None = None) -> spaces.Space:
+        shape = self._obs_shape() if agent is not None else (self.num_agents, *self._obs_shape())
+        return spaces.Box(0.0, 1.0, shape, dtype=jnp.float32)
+
+    def action_space(self, agent: int | None = None) -> spaces.Space:
+        if agent is None:
+            return spaces.MultiDiscrete(np.full(self.num_agents, 5))
+        return spaces.Discrete(5)
+
+    def global_state_space(self) -> spaces.Space:
+        return spaces.Box(0.0, float(self.num_agents), (3 * self.height * self.width,), dtype=jnp.float32)
+
+    # ------------------------------------------------------------------ dynamics
+    def _instance(self, key: PRNGKeyArray, params: PathfindingParams):
+        """Obstacles, spawn mask, starts [N,2], goal sequence [N,L,2] and whether it is given."""
+        n, h, w = self.num_agents, self.height, self.width
+        k_map, k_pick, k_cells = jax.random.split(key, 3)
+        if self.map_type == "random":
+            obstacles = M.random_map(k_map, h, w, params.density)
+            spawn = G.largest_component(~obstacles)
+            # A map whose largest component cannot hold 2N distinct cells falls back to empty.
+            too_small = spawn.sum() < 2 * n
+            obstacles = jnp.where(too_small, False, obstacles)
+            spawn = jnp.where(too_small, True, spawn)
+            given = jnp.bool_(False)
+            starts_g = jnp.zeros((n, 2), jnp.int32)
+            goals_g = jnp.zeros((n, self.goal_sequence_len, 2), jnp.int32)
+        elif self.map_type == "maze":
+            obstacles = M.maze_map(k_map, h, w)
+            spawn = ~obstacles
+            given = jnp.bool_(False)
+            starts_g = jnp.zeros((n, 2), jnp.int32)
+            goals_g = jnp.zeros((n, self.goal_sequence_len, 2), jnp.int32)
+        else:
+            m = jax.random.randint(k_pick, (), 0, params.maps.shape[0])
+            obstacles, spawn = params.maps[m], params.spawn[m]
+            given, starts_g, goals_g = params.has_task[m], params.starts[m], params.goals[m]
+        # 2N distinct spawn cells: the first N are starts, the next N goals.
+        score = jnp.where(spawn.reshape(-1), jax.random.uniform(k_cells, (h * w,)), -1.0)
+        cells = jax.lax.top_k(score, 2 * n)[1].astype(jnp.int32)
+        cells = jnp.stack([cells // w, cells % w], axis=1)
+        starts = jnp.where(given, starts_g, cells[:n])
+        goal_seq = jnp.where(given, goals_g, jnp.broadcast_to(cells[n:, None], goals_g.shape))
+        return obstacles, spawn, starts, goal_seq, given
+
+    def reset_env(self, key: PRNGKeyArray, params: PathfindingParams) -> tuple[PathfindingState, TimeStep]:
+        n = self.num_agents
+        obstacles, spawn, starts, goal_seq, given = self._instance(key, params)
+        goal = goal_seq[:, 0]
+        spawn_cum = jnp.cumsum(spawn.reshape(-1), dtype=jnp.int32)
+        if self.lower_bounds:
+            dist = G.bfs_distances(~obstacles, goal)
+            lb = dist[jnp.arange(n), starts[:, 0], starts[:, 1]]
+            lb_soc, lb_mk = lb.sum(), lb.max()
+        else:
+            lb_soc = lb_mk = jnp.int32(-1)
+        state = PathfindingState(
+            pos=starts.astype(jnp.int32),
+            goal=goal.astype(jnp.int32),
+            goal_seq=goal_seq.astype(jnp.int32),
+            goal_idx=jnp.zeros((n,), jnp.int32),
+            use_seq=given,
+            active=jnp.ones((n,), bool),
+            padded=G.pad_obstacles(obstacles, self.obs_radius),
+            spawn_cum=spawn_cum,
+            t=jnp.int32(0),
+            solve_t=jnp.full((n,), -1, jnp.int32),
+            reached=jnp.int32(0),
+            collisions=jnp.int32(0),
+            bumps=jnp.int32(0),
+            lb_soc=jnp.asarray(lb_soc, jnp.int32),
+            lb_makespan=jnp.asarray(lb_mk, jnp.int32),
+        )
+        on_goal = jnp.all(state.pos == state.goal, axis=1)
+        info = self._info(state, on_goal, state.solve_t, jnp.bool_(False), params)
+        ts = TimeStep(
+            obs=self.observe(state, params),
+            action_mask=jnp.ones((n, 5), bool),
+            reward=jnp.zeros((n,), jnp.float32),
+            terminated=jnp.bool_(False),
+            truncated=jnp.bool_(False),
+            acting=state.active,
+            info=info,
+        )
+        return state, ts
+
+    def obstacles(self, state: PathfindingState) -> jax.Array:
+        """bool ``[H, W]`` obstacle map of the current instance."""
+        r = self.obs_radius
+        return state.padded[r : r + self.height, r : r + self.width]
+
+    def step_env(
+        self, key: PRNGKeyArray, state: PathfindingState, actions: jax.Array, params: PathfindingParams
+    ) -> tuple[PathfindingState, TimeStep]:
+        n = self.num_agents
+        free = ~self.obstacles(state)
+        pos, blocked, bumped = G.resolve_moves(state.pos, actions, state.active, free, self.collision)
+        on_goal = jnp.all(pos == state.goal, axis=1)
+        arrived = on_goal & state.active  # POGEMA's was_on_goal
+        k = state.t  # POGEMA's metric step index
+        t = state.t + 1
+        truncated_now = t >= params.max_steps
+        # The mode is a param (one compiled program serves all three); each rule is a select.
+        one_shot, lifelong, disappear = (params.mode == m for m in range(3))
+        all_on = jnp.all(on_goal)
+        active = jnp.where(disappear, state.active & ~on_goal, state.active)
+        terminated = jnp.where(one_shot, all_on, disappear & ~jnp.any(active))
+        reward = jnp.where(one_shot, all_on, arrived).astype(jnp.float32) * jnp.ones((n,), jnp.float32)
+        old = state.solve_t
+        # One-shot: the arrival that lasts (reset when an agent leaves its goal); at the last
+        # step POGEMA keeps the old arrival of an agent that just left. Otherwise: first arrival.
+        stay_t = jnp.where(on_goal, jnp.where(old < 0, k, old), -1)
+        first_t = jnp.where(arrived & (old < 0), k, old)
+        solve_t = jnp.where(one_shot, stay_t, first_t)
+        final_solve = jnp.where(one_shot & ~on_goal & (old >= 0), old, solve_t)
+        # Lifelong: the next goal of the given sequence (cycling), or a uniform spawn cell
+        # other than the current one.
+        renew = lifelong & arrived
+        goal_idx = state.goal_idx + renew.astype(jnp.int32)
+        seq_goal = jnp.take_along_axis(
+            state.goal_seq, (goal_idx % self.goal_sequence_len)[:, None, None], axis=1
+        )[:, 0]
+        cnt = state.spawn_cum[-1]
+        u = jax.random.uniform(key, (n,))
+        j = jnp.minimum(jnp.floor(u * (cnt - 1)).astype(jnp.int32), jnp.maximum(cnt - 2, 0))
+        # The j-th spawn cell (0-based) is where the running count first reaches j + 1; the
+        # last spawn cell stands in when the draw hits the agent's own cell.
+        nth = lambda i: jnp.searchsorted(state.spawn_cum, i + 1).astype(jnp.int32)
+        cell = nth(j)
+        here = pos[:, 0] * self.width + pos[:, 1]
+        cell = jnp.where(cell == here, nth(jnp.maximum(cnt - 1, 0)), cell)
+        rnd_goal = jnp.stack([cell // self.width, cell % self.width], axis=1)
+        new_goal = jnp.where(state.use_seq, seq_goal, rnd_goal)
+        goal = jnp.where(renew[:, None], new_goal, state.goal)
+        truncated = truncated_now & ~terminated
+        finished = terminated | truncated
+        new = state.replace(
+            pos=pos,
+            goal=goal,
+            goal_idx=goal_idx,
+            active=active,
+            t=t,
+            solve_t=solve_t,
+            reached=state.reached + arrived.sum().astype(jnp.int32),
+            collisions=state.collisions + blocked.sum().astype(jnp.int32),
+            bumps=state.bumps + bumped.sum().astype(jnp.int32),
+        )
+        final_solve = jnp.where(finished, final_solve, solve_t)
+        final_solve = jnp.where(finished & (final_solve < 0), k, final_solve)
+        info = self._info(new, on_goal, final_solve, finished, params)
+        ts = TimeStep(
+            obs=self.observe(new, params),
+            action_mask=jnp.ones((n, 5), bool),
+            reward=reward,
+            terminated=terminated,
+            truncated=truncated,
+            acting=new.active,
+            info=info,
+        )
+        return new, ts
+
+    def _info(self, state, on_goal, solve_t, finished, params) -> dict[str, jax.Array]:
+        n = self.num_agents
+        cost = jnp.where(solve_t < 0, state.t, solve_t + 1)  # running value before the end
+        info: dict[str, jax.Array] = {
+            "on_goal": on_goal,
+            "active": state.active,
+            "collisions": state.collisions,
+            "obstacle_bumps": state.bumps,
+        }
+        disappear = params.mode == 2
+        reached = state.reached.astype(jnp.float32)
+        info.update(
+            ISR=jnp.where(disappear, reached / n, on_goal.mean(dtype=jnp.float32)),
+            CSR=jnp.where(disappear, state.reached == n, jnp.all(on_goal)).astype(jnp.float32),
+            SoC=cost.sum().astype(jnp.int32),
+            makespan=cost.max().astype(jnp.int32),
+            ep_length=jnp.where(disappear, cost.mean(dtype=jnp.float32), state.t.astype(jnp.float32)),
+            avg_throughput=reached / params.max_steps.astype(jnp.float32),
+        )
+        if self.lower_bounds:
+            info.update(lb_soc=state.lb_soc, lb_makespan=state.lb_makespan)
+        return info
+
+    def acting(self, state: PathfindingState, params: PathfindingParams) -> jax.Array:
+        return state.active
+
+    def observe(self, state: PathfindingState, params: PathfindingParams) -> jax.Array:
+        if self.obs_type == "local":
+            return G.local_observation(state.padded, state.pos, state.goal, state.active, self.obs_radius)
+        h, w, n = self.height, self.width, self.num_agents
+        obst = self.obstacles(state).astype(jnp.float32)
+        agents = self._agent_grid(state)
+        own = jax.nn.one_hot(state.pos[:, 0] * w + state.pos[:, 1], h * w).reshape(n, h, w)
+        goal = jax.nn.one_hot(state.goal[:, 0] * w + state.goal[:, 1], h * w).reshape(n, h, w)
+        shared = jnp.broadcast_to(jnp.stack([obst, agents]), (n, 2, h, w))
+        return jnp.concatenate([shared, own[:, None], goal[:, None]], axis=1)
+
+    def _agent_grid(self, state: PathfindingState) -> jax.Array:
+        rows = jnp.where(state.active, state.pos[:, 0], self.height)
+        return (
+            jnp.zeros((self.height, self.width), jnp.float32).at[rows, state.pos[:, 1]].set(1.0, mode="drop")
+        )
+
+    def global_state(self, state: PathfindingState, params: PathfindingParams | None = None) -> jax.Array:
+        rows = jnp.where(state.active, state.goal[:, 0], self.height)
+        goals = (
+            jnp.zeros((self.height, self.width), jnp.float32).at[rows, state.goal[:, 1]].add(1.0, mode="drop")
+        )
+        obst = self.obstacles(state).astype(jnp.float32)
+        return jnp.stack([obst, self._agent_grid(state), goals]).reshape(-1)
+
+    # ------------------------------------------------------------------ text hooks
+    def action_names(self, agent: int = 0) -> list[str]:
+        return list(G.ACTION_NAMES)
+
+    def action_aliases(self, agent: int = 0) -> dict[str, int]:
+        return {"stay": 0, "north": 1, "south": 2, "west": 3, "east": 4}
+
+    def rules_text(self, params: PathfindingParams | None = None, agent: int = 0) -> str:
+        params = self.default_params if params is None else params
+        goal_rule = {
+            "one_shot": "Reach your goal and stay there; the team succeeds when every agent is on its goal at once.",
+            "lifelong": "Each time you reach your goal you score 1 and get a new goal.",
+            "disappear": "When you reach your goal you score 1 and leave the map.",
+        }[MODES[int(params.mode)]]
+        return (
+            f"You are agent {agent} of {self.num_agents} on a {self.height}x{self.width} grid. "
+            "Each step every agent picks one action: wait, up, down, left or right. "
+            "Moving into a wall (#) or off the map means waiting. "
+            f"{goal_rule} Two agents cannot enter the same cell or swap cells; when two agents "
+            f"want one cell the lower-numbered agent gets it ({self.collision} collision rules). "
+            f"The episode lasts at most {int(params.max_steps)} steps. In the view, '@' is you, "
+            "'G' your goal, 'a' another agent, '#' a wall, '.' free."
+        )
+
+    def render_text(
+        self, state: PathfindingState, agent: int | None = None, params: PathfindingParams | None = None
+    ) -> str:
+        pos = np.asarray(state.pos)
+        goal = np.asarray(state.goal)
+        active = np.asarray(state.active)
+        obst = np.asarray(self.obstacles(state))
+        rows = [["#" if o else "." for o in row] for row in obst]
+        if agent is None:
+            labels = string.digits + string.ascii_letters
+            for i in range(self.num_agents):
+                if active[i]:
+                    r, c = goal[i]
+                    if rows[r][c] == ".":
+                        rows[r][c] = "*"
+            for i in range(self.num_agents):
+                if active[i]:
+                    rows[pos[i][0]][pos[i][1]] = labels[i % len(labels)]
+            text = "\n".join("".join(r) for r in rows)
+            return f"step {int(state.t)}; agents 0-9a-zA-Z (mod 62), '*' goals\n{text}"
+        r0 = self.obs_radius
+        h, w = self.height, self.width
+        view = []
+        me = pos[agent]
+        others = {tuple(p) for i, p in enumerate(pos) if active[i] and i != agent}
+        for dr in range(-r0, r0 + 1):
+            line = []
+            for dc in range(-r0, r0 + 1):
+                rr, cc = me[0] + dr, me[1] + dc
+                if not (0 <= rr < h and 0 <= cc < w):
+                    line.append("#")
+                elif (dr, dc) == (0, 0):
+                    line.append("@")
+                elif (rr, cc) in others:
+                    line.append("a")
+                elif (rr, cc) == tuple(goal[agent]):
+                    line.append("G")
+                else:
+                    line.append(rows[rr][cc])
+            view.append("".join(line))
+        dr, dc = (goal[agent] - me).tolist()
+        status = (
+            "you have left the map (goal reached)"
+            if not active[agent]
+            else f"goal offset: {dr:+d} rows, {dc:+d} cols"
+        )
+        return f"step {int(state.t)}; you are at row {me[0]}, col {me[1]}; {status}\n" + "\n".join(view)
+
+
+# ---------------------------------------------------------------------------- params
+def _as_map_list(maps: Any) -> list[np.ndarray]:
+    if isinstance(maps, str):
+        return [M.parse_ascii_map(maps).obstacles]
+    if isinstance(maps, np.ndarray | jax.Array) and np.ndim(maps) == 2:
+        return [np.asarray(maps, dtype=bool)]
+    if isinstance(maps, np.ndarray | jax.Array) and np.ndim(maps) == 3:
+        return [np.asarray(m, dtype=bool) for m in maps]
+    if isinstance(maps, list | tuple) and maps:
+        return [_as_map_list(m)[0] for m in maps]
+    raise EnvArgumentError(
+        f"maps must be an ASCII string, an [H, W] bool array or a list of them; got {type(maps)}"
+    )
+
+
+def make_params(
+    env: PathfindingEnv,
+    *,
+    density: float | None = None,
+    max_steps: int | None = None,
+    maps: Any = None,
+    starts: Any = None,
+    goals: Any = None,
+    mode: str | None = None,
+) -> PathfindingParams:
+    """Params for ``env``, with tasks checked host-side.
+
+    Args:
+        density: obstacle density of random maps.
+        max_steps: episode length limit.
+        mode: one of :data:`MODES` (default: the env's ``mode``); a param, so one
+            compiled program runs every mode.
+        maps: ``map_type="fixed"`` only: one map (POGEMA ASCII string or bool ``[H, W]``)
+            or a list / ``[M, H, W]`` array of maps of the env's size. ASCII maps that mark
+            agents (``a..z``) and targets (``A..Z``) give the task too.
+        starts: int ``[N, 2]`` (or ``[M, N, 2]``) start cells ``(row, col)``.
+        goals: int ``[N, 2]``, ``[N, L, 2]`` goal sequences (lifelong), or with a leading ``M``.
+
+    Raises:
+        EnvArgumentError: maps of different sizes, cells off the map or on obstacles,
+            repeated starts, unreachable goals, or more agents than free cells, each
+            naming the map, agent and cell.
+    """
+    n, h, w, L = env.num_agents, env.height, env.width, env.goal_sequence_len
+    density = env._init["density"] if density is None else density
+    max_steps = env._init["max_steps"] if max_steps is None else max_steps
+    mode = env.mode if mode is None else mode
+    _check_choice("mode", mode, MODES)
+    if not 0.0 <= float(density) <= 1.0:
+        raise EnvArgumentError(f"density must be in [0, 1], got {density}")
+    if int(max_steps) < 1:
+        raise EnvArgumentError(f"max_steps must be >= 1, got {max_steps}")
+    if env.map_type != "fixed":
+        if maps is not None:
+            raise EnvArgumentError(f"maps= needs map_type='fixed' (this env generates {env.map_type!r} maps)")
+        if h * w < 2 * n:
+            raise EnvArgumentError(f"{n} agents need {2 * n} distinct free cells; a {h}x{w} map has {h * w}")
+        return PathfindingParams(
+            maps=jnp.zeros((1, h, w), bool),
+            spawn=jnp.ones((1, h, w), bool),
+            starts=jnp.zeros((1, n, 2), jnp.int32),
+            goals=jnp.zeros((1, n, L, 2), jnp.int32),
+            has_task=jnp.zeros((1,), bool),
+            density=jnp.float32(density),
+            max_steps=jnp.int32(max_steps),
+            mode=jnp.int32(MODES.index(mode)),
+        )
+    maps = env._init["maps"] if maps is None else maps
+    grids = _as_map_list(maps)
+    ascii_tasks = [M.parse_ascii_map(maps)] if isinstance(maps, str) else None
+    for i, g in enumerate(grids):
+        if g.shape != (h, w):
+            raise EnvArgumentError(
+                f"map {i} is {g.shape[0]}x{g.shape[1]} but the env is {h}x{w}; maps must share one size"
+            )
+    mcount = len(grids)
+    if starts is None and goals is None and ascii_tasks and ascii_tasks[0].starts is not None:
+        starts, goals = ascii_tasks[0].starts, ascii_tasks[0].goals
+    if (starts is None) != (goals is None):
+        raise EnvArgumentError("give both starts= and goals= (or neither)")
+    spawn = []
+    for i, g in enumerate(grids):
+        labels = M.components(g)
+        sizes = np.bincount(labels.ravel())[1:] if labels.max() > 0 else np.zeros(0, int)
+        if starts is None:
+            if sizes.size == 0 or sizes.max() < 2 * n:
+                best = 0 if sizes.size == 0 else int(sizes.max())
+                raise EnvArgumentError(
+                    f"map {i}: {n} agents need {2 * n} distinct cells in one connected region; "
+                    f"its largest region has {best} free cells"
+                )
+            spawn.append(labels == int(np.argmax(sizes)) + 1)
+        else:
+            spawn.append(~g)
+    if starts is None:
+        st = np.zeros((mcount, n, 2), np.int32)
+        gl = np.zeros((mcount, n, L, 2), np.int32)
+        has = np.zeros((mcount,), bool)
+    else:
+        st, gl = _task_arrays(starts, goals, mcount)
+        if st.shape != (mcount, n, 2) or gl.shape[:2] != (mcount, n) or gl.shape[-1] != 2:
+            raise EnvArgumentError(
+                f"starts must be [N, 2] (or [M, N, 2]) and goals [N, 2], [N, L, 2] (or with M) for "
+                f"N={n} agents and M={mcount} maps; got starts {np.shape(starts)}, goals {np.shape(goals)}"
+            )
+        if gl.shape[2] != L:
+            raise EnvArgumentError(
+                f"goal sequences have length {gl.shape[2]} but the env was built with goal_sequence_len={L}"
+            )
+        for i, g in enumerate(grids):
+            _check_task(i, g, st[i], gl[i])
+        st, gl = st.astype(np.int32), gl.astype(np.int32)
+        has = np.ones((mcount,), bool)
+    return PathfindingParams(
+        maps=jnp.asarray(np.stack(grids)),
+        spawn=jnp.asarray(np.stack(spawn)),
+        starts=jnp.asarray(st),
+        goals=jnp.asarray(gl),
+        has_task=jnp.asarray(has),
+        density=jnp.float32(density),
+        max_steps=jnp.int32(max_steps),
+        mode=jnp.int32(MODES.index(mode)),
+    )
+
+
+def _task_arrays(starts: Any, goals: Any, mcount: int) -> tuple[np.ndarray, np.ndarray]:
+    """Starts ``[M, N, 2]`` and goal sequences ``[M, N, L, 2]`` from any accepted layout."""
+    st = np.asarray(starts, dtype=np.int64)
+    gl = np.asarray(goals, dtype=np.int64)
+    per_map = st.ndim == 3
+    if gl.ndim == st.ndim:  # single goals: add the sequence axis
+        gl = gl[..., None, :]
+    if not per_map:
+        st, gl = st[None], gl[None]
+    if st.shape[0] == 1 and mcount > 1:
+        st = np.broadcast_to(st, (mcount, *st.shape[1:]))
+        gl = np.broadcast_to(gl, (mcount, *gl.shape[1:]))
+    return st, gl
+
+
+def _check_task(m: int, grid: np.ndarray, starts: np.ndarray, goals: np.ndarray) -> None:
+    h, w = grid.shape
+
+    def check_cell(what: str, i: int, cell) -> None:
+        r, c = int(cell[0]), int(cell[1])
+        if not (0 <= r < h and 0 <= c < w):
+            raise EnvArgumentError(f"map {m}: agent {i}'s {what} ({r}, {c}) is off the {h}x{w} map")
+        if grid[r, c]:
+            raise EnvArgumentError(f"map {m}: agent {i}'s {what} ({r}, {c}) is on an obstacle")
+
+    seen: dict[tuple[int, int], int] = {}
+    for i, s in enumerate(starts):
+        check_cell("start", i, s)
+        key = (int(s[0]), int(s[1]))
+        if key in seen:
+            raise EnvArgumentError(f"map {m}: agents {seen[key]} and {i} both start at {key}")
+        seen[key] = i
+    for i, seq in enumerate(goals):
+        dist = M.bfs_distance_host(grid, (int(starts[i][0]), int(starts[i][1])))
+        for j, g in enumerate(seq):
+            check_cell(f"goal {j}", i, g)
+            if dist[int(g[0]), int(g[1])] < 0:
+                raise EnvArgumentError(
+                    f"map {m}: agent {i}'s goal {j} ({int(g[0])}, {int(g[1])}) is unreachable from its start "
+                    f"({int(starts[i][0])}, {int(starts[i][1])})"
+                )
