@@ -1,0 +1,119 @@
+"""Animations of any env with ``render_rgb``: frames of a rollout, and GIF export.
+
+>>> from alem.render import render_gif
+>>> render_gif("mpe/simple_spread-v0", "spread.gif", num_steps=50, seed=0)  # doctest: +SKIP
+
+:func:`rollout_frames` steps one env (jitted ``reset``/``step``, a fresh episode when one
+ends) and renders every state on the host; :func:`save_gif` writes frames with Pillow
+(``pip install pillow``), imported only when a GIF is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+
+from alem.core import MultiAgentEnv, TimeStep
+from alem.errors import DependencyNotInstalled, EnvArgumentError
+from alem.rollout import random_actions
+
+__all__ = ["rollout_frames", "save_gif", "render_gif"]
+
+#: ``policy(key, timestep) -> actions`` for one (unbatched) env.
+PolicyFn = Callable[[jax.Array, TimeStep], Any]
+
+
+def rollout_frames(
+    env: MultiAgentEnv,
+    key: jax.Array,
+    num_steps: int,
+    params: Any = None,
+    policy: PolicyFn | None = None,
+) -> list[np.ndarray]:
+    """``num_steps + 1`` RGB frames (uint8 ``[H, W, 3]``): the reset state, then one per step.
+
+    ``policy(key, ts)`` returns the actions after timestep ``ts`` (default: uniform random legal
+    actions). When an episode ends the next frame shows a fresh reset, as with auto-reset.
+    """
+    if int(num_steps) < 0:
+        raise EnvArgumentError(f"rollout_frames: num_steps must be >= 0, got {num_steps}")
+    params = env.default_params if params is None else params
+    act = policy if policy is not None else (lambda k, ts: random_actions(env, k, ts))
+    reset = jax.jit(env.reset)
+    step = jax.jit(env.step)
+    key, k0 = jax.random.split(key)
+    state, ts = reset(k0, params)
+    frames = [_frame(env, state, params)]
+    for _ in range(int(num_steps)):
+        key, k_act, k_step = jax.random.split(key, 3)
+        state, ts = step(k_step, state, act(k_act, ts), params)
+        if bool(ts.done):
+            key, k_reset = jax.random.split(key)
+            state, ts = reset(k_reset, params)
+        frames.append(_frame(env, state, params))
+    return frames
+
+
+def _frame(env: MultiAgentEnv, state: Any, params: Any) -> np.ndarray:
+    img = np.asarray(env.render_rgb(jax.device_get(state), params))
+    if img.ndim != 3 or img.shape[-1] != 3:
+        raise ValueError(f"{env.id}.render_rgb must return [H, W, 3], got shape {img.shape}")
+    return img.astype(np.uint8, copy=False)
+
+
+def save_gif(frames: Sequence[np.ndarray], path: str | Path, fps: float = 10.0, loop: int = 0) -> Path:
+    """Write uint8 ``[H, W, 3]`` frames to an animated GIF at ``path`` (needs Pillow)."""
+    try:
+        from PIL import Image
+    except ImportError:
+        raise DependencyNotInstalled(
+            "writing GIFs needs Pillow; install it with: pip install 'alem[render]' (or pip install pillow)"
+        ) from None
+    if not frames:
+        raise EnvArgumentError("save_gif: no frames to write")
+    if fps <= 0:
+        raise EnvArgumentError(f"save_gif: fps must be > 0, got {fps}")
+    shapes = {np.shape(f) for f in frames}
+    if len(shapes) != 1:
+        raise EnvArgumentError(f"save_gif: frames must share one shape, got {sorted(shapes)}")
+    images = [Image.fromarray(np.asarray(f, dtype=np.uint8)) for f in frames]
+    path = Path(path)
+    images[0].save(
+        path,
+        save_all=True,
+        append_images=images[1:],
+        duration=max(int(round(1000.0 / fps)), 1),
+        loop=loop,
+        optimize=False,
+    )
+    return path
+
+
+def render_gif(
+    env_or_id: MultiAgentEnv | str,
+    path: str | Path,
+    num_steps: int = 50,
+    seed: int = 0,
+    fps: float = 10.0,
+    params: Any = None,
+    policy: PolicyFn | None = None,
+    **make_kwargs: Any,
+) -> Path:
+    """One call: make the env (if given an id), roll it out with ``policy`` (random by default)
+    for ``num_steps`` steps from ``seed``, and write the GIF to ``path``; returns the path."""
+    if isinstance(env_or_id, str):
+        import alem
+
+        env = alem.make(env_or_id, **make_kwargs)
+    else:
+        if make_kwargs:
+            raise EnvArgumentError(
+                f"render_gif: keyword arguments {sorted(make_kwargs)} need an env id, not an env"
+            )
+        env = env_or_id
+    frames = rollout_frames(env, jax.random.key(seed), num_steps, params=params, policy=policy)
+    return save_gif(frames, path, fps=fps)

@@ -1,0 +1,486 @@
+"""The particle world shared by every MPE scenario: entity layout, physics, actions, rendering.
+
+A world holds ``E = A + L`` circular entities, agents first, then landmarks. Their
+positions and velocities are two ``[E, 2]`` arrays; everything that never changes
+during an episode (sizes, which entities move or collide, accelerations, speed limits,
+which agents speak) is a static NumPy :class:`Layout` on the env object.
+
+One physics step (the same update as mpe2's ``World.step``; mpe2 has no noise in these
+scenarios, so the step is deterministic):
+
+1. action forces ``u * accel`` on movable agents;
+2. contact forces between every pair of colliding entities,
+   ``F_ab = contact_force * (p_a - p_b) / |p_a - p_b| * k * softplus((r_a + r_b - |p_a - p_b|) / k)``
+   with ``k = contact_margin``, added to ``a`` and subtracted from ``b`` where they move;
+3. ``p += v * dt`` (the old velocity), ``v = v * (1 - damping) + F / m * dt``, then ``v`` is
+   rescaled to ``max_speed`` where faster.
+
+All pairwise work is one ``[C, C]`` array over the ``C`` colliding entities (a static
+subset), so nothing loops over agents inside ``jit``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+
+from alem import spaces
+from alem.core import EnvParams, MultiAgentEnv, TimeStep
+from alem.errors import EnvArgumentError
+
+__all__ = ["Layout", "MPEState", "MPEParams", "MPEEnv", "physics_step", "bound_penalty", "drop_diagonal"]
+
+DT = 0.1
+DAMPING = 0.25
+CONTACT_FORCE = 1e2
+CONTACT_MARGIN = 1e-3
+DEFAULT_ACCEL = 5.0
+NUM_MOVES = 5  # no-op, left, right, down, up
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Layout:
+    """Static description of a world's entities (NumPy; agents first, then landmarks).
+
+    Attributes:
+        num_agents: ``A``.
+        dim_c: length of the communication vector (0: nobody speaks).
+        size: ``[E]`` radii.
+        movable: ``[E]`` which entities integrate forces.
+        collide: ``[E]`` which entities push each other.
+        silent: ``[A]`` agents that cannot speak.
+        accel: ``[A]`` action force multiplier ("sensitivity").
+        max_speed: ``[E]`` speed limit (``inf``: none).
+        spawn: ``[E]`` half-width of the uniform square each entity starts in.
+    """
+
+    num_agents: int
+    dim_c: int
+    size: np.ndarray
+    movable: np.ndarray
+    collide: np.ndarray
+    silent: np.ndarray
+    accel: np.ndarray
+    max_speed: np.ndarray
+    spawn: np.ndarray
+
+    @classmethod
+    def build(
+        cls,
+        agent_size: Sequence[float],
+        landmark_size: Sequence[float],
+        *,
+        dim_c: int,
+        agent_movable: Sequence[bool] | bool = True,
+        agent_collide: Sequence[bool] | bool = True,
+        landmark_collide: Sequence[bool] | bool = False,
+        silent: Sequence[bool] | bool = True,
+        accel: Sequence[float] | float = DEFAULT_ACCEL,
+        max_speed: Sequence[float] | float = np.inf,
+        landmark_spawn: float = 1.0,
+    ) -> Layout:
+        a, n_l = len(agent_size), len(landmark_size)
+
+        def per_agent(x: Any, dtype: Any) -> np.ndarray:
+            return np.broadcast_to(np.asarray(x, dtype=dtype), (a,)).copy()
+
+        def per_landmark(x: Any, dtype: Any) -> np.ndarray:
+            return np.broadcast_to(np.asarray(x, dtype=dtype), (n_l,)).copy()
+
+        return cls(
+            num_agents=a,
+            dim_c=int(dim_c),
+            size=np.concatenate([np.asarray(agent_size, np.float32), np.asarray(landmark_size, np.float32)]),
+            movable=np.concatenate([per_agent(agent_movable, bool), np.zeros(n_l, bool)]),
+            collide=np.concatenate([per_agent(agent_collide, bool), per_landmark(landmark_collide, bool)]),
+            silent=per_agent(silent, bool),
+            accel=per_agent(accel, np.float32),
+            max_speed=np.concatenate([per_agent(max_speed, np.float32), np.full(n_l, np.inf, np.float32)]),
+            spawn=np.concatenate([np.ones(a, np.float32), np.full(n_l, landmark_spawn, np.float32)]),
+        )
+
+    @property
+    def num_entities(self) -> int:
+        return int(self.size.shape[0])
+
+    @property
+    def num_landmarks(self) -> int:
+        return self.num_entities - self.num_agents
+
+
+@struct.dataclass
+class MPEState:
+    """One world: ``pos``/``vel`` float32 ``[E, 2]``, ``comm`` float32 ``[A, dim_c]``,
+    ``goal`` int32 ``[G]`` (scenario-specific landmark indices), ``step`` int32 ``[]``."""
+
+    pos: jax.Array
+    vel: jax.Array
+    comm: jax.Array
+    goal: jax.Array
+    step: jax.Array
+
+
+@struct.dataclass
+class MPEParams(EnvParams):
+    """``max_cycles``: episode length in steps (truncation); ``local_ratio``: weight of each
+    agent's local reward against the shared one (used by simple_spread and simple_reference)."""
+
+    max_cycles: jax.Array
+    local_ratio: jax.Array
+
+
+def _pairwise_contact(pos: jax.Array, size: np.ndarray) -> jax.Array:
+    """Summed contact force on each of ``C`` entities from the others: ``[C, 2]``.
+
+    Each unordered pair is computed once (Newton's third law gives the other side). Pairs are
+    grouped by index offset ``s`` (``i`` with ``i + s``), so the work is static slices and pads
+    instead of gathers and scatters.
+    """
+    c = pos.shape[0]
+    offsets = range(1, c)
+    delta = jnp.concatenate([pos[: c - s] - pos[s:] for s in offsets])  # [P, 2]: p_i - p_{i+s}
+    dist_min = np.concatenate([size[: c - s] + size[s:] for s in offsets]).astype(np.float32)
+    dist = jnp.sqrt(jnp.sum(delta * delta, axis=-1))
+    x = (dist_min - dist) / CONTACT_MARGIN
+    penetration = (jnp.maximum(x, 0.0) + jnp.log1p(jnp.exp(-jnp.abs(x)))) * CONTACT_MARGIN  # softplus
+    force = delta * (CONTACT_FORCE * penetration / dist)[:, None]  # on i, and minus it on i + s
+    total = jnp.zeros((c, 2), pos.dtype)
+    start = 0
+    for s in offsets:
+        f = force[start : start + c - s]
+        total = total + jnp.pad(f, ((0, s), (0, 0))) - jnp.pad(f, ((s, 0), (0, 0)))
+        start += c - s
+    return total
+
+
+def drop_diagonal(x: jax.Array) -> jax.Array:
+    """``[n, n, ...] -> [n, n-1, ...]``: row ``i`` without entry ``i`` (static slices, no gather).
+
+    With ``x[i, j]`` about agent ``j`` as seen by agent ``i``, this is mpe2's "every other agent,
+    in index order".
+    """
+    n = x.shape[0]
+    rest = x.shape[2:]
+    if n <= 1:
+        return jnp.zeros((n, 0, *rest), x.dtype)
+    flat = x.reshape(n * n, *rest)[1:].reshape(n - 1, n + 1, *rest)[:, :n]
+    return flat.reshape(n, n - 1, *rest)
+
+
+def _rounded(x: jax.Array, zero: jax.Array) -> jax.Array:
+    """``x`` itself, rounded to float32 before any later add.
+
+    XLA recomputes cheap values inside every fusion that reads them and contracts ``a * b + c``
+    into an FMA in some copies and not others, so one step compiled in two programs (alone, and
+    under AutoReset) could differ in the last bit. OR-ing the bits with ``zero`` (a runtime 0 the
+    compiler cannot see through) makes every copy round the product first.
+    """
+    bits = jax.lax.bitcast_convert_type(x, jnp.uint32) | zero
+    return jax.lax.bitcast_convert_type(bits, jnp.float32)
+
+
+def _contiguous(idx: np.ndarray) -> bool:
+    return idx.size > 0 and bool(np.array_equal(idx, np.arange(idx[0], idx[0] + idx.size)))
+
+
+def physics_step(
+    layout: Layout, pos: jax.Array, vel: jax.Array, u: jax.Array, zero: jax.Array | None = None
+) -> tuple[jax.Array, jax.Array]:
+    """One integration step of the world; ``u`` is the action force ``[A, 2]``.
+
+    ``zero``: a uint32 0 known only at run time (see :func:`_rounded`), e.g. derived from the step
+    counter; it makes results bit-identical across programs. Defaults to a constant (no effect).
+    """
+    zero = jnp.uint32(0) if zero is None else zero
+    a, e = layout.num_agents, layout.num_entities
+    agent_mov = layout.movable[:a]
+    force_agents = u if agent_mov.all() else jnp.where(agent_mov[:, None], u, 0.0)
+    force = jnp.concatenate([force_agents, jnp.zeros((e - a, 2), u.dtype)]) if e > a else force_agents
+    cidx = np.flatnonzero(layout.collide)
+    if cidx.size >= 2:
+        if _contiguous(cidx):  # the usual case: a prefix of agents (+ obstacles); slices, no scatter
+            lo, hi = int(cidx[0]), int(cidx[-1]) + 1
+            contact = _pairwise_contact(pos[lo:hi], layout.size[lo:hi])
+            contact = jnp.where(layout.movable[lo:hi, None], contact, 0.0)
+            force = force + jnp.pad(contact, ((lo, e - hi), (0, 0)))
+        else:
+            contact = _pairwise_contact(pos[cidx], layout.size[cidx])
+            contact = jnp.where(layout.movable[cidx, None], contact, 0.0)
+            force = force.at[cidx].add(contact)
+    mov = layout.movable[:, None]
+    new_pos = jnp.where(mov, pos + _rounded(vel * DT, zero), pos)
+    new_vel = _rounded(vel * (1.0 - DAMPING), zero) + _rounded(force * DT, zero)  # every mass is 1
+    if np.isfinite(layout.max_speed).any():
+        limit = jnp.asarray(layout.max_speed)
+        speed = jnp.sqrt(jnp.sum(new_vel * new_vel, axis=-1))
+        factor = jnp.where(speed > limit, limit / jnp.maximum(speed, 1e-30), 1.0)
+        new_vel = _rounded(new_vel * factor[:, None], zero)
+    new_vel = jnp.where(mov, new_vel, vel)
+    return new_pos, new_vel
+
+
+def bound_penalty(x: jax.Array) -> jax.Array:
+    """mpe2's penalty for leaving the arena: 0 below 0.9, linear to 1, then ``min(exp(2x-2), 10)``."""
+    return jnp.where(
+        x < 0.9, 0.0, jnp.where(x < 1.0, (x - 0.9) * 10.0, jnp.minimum(jnp.exp(2.0 * x - 2.0), 10.0))
+    )
+
+
+def distances(pos_a: jax.Array, pos_b: jax.Array) -> jax.Array:
+    """Euclidean distances ``[len(a), len(b)]`` between two sets of points."""
+    d = pos_a[:, None, :] - pos_b[None, :, :]
+    return jnp.sqrt(jnp.sum(d * d, axis=-1))
+
+
+def pad_rows(rows: Sequence[jax.Array], width: int) -> jax.Array:
+    """Stack per-role observation blocks ``[n_r, d_r]`` (in agent order) into ``[A, width]``."""
+    padded = [r if r.shape[-1] == width else jnp.pad(r, ((0, 0), (0, width - r.shape[-1]))) for r in rows]
+    return padded[0] if len(padded) == 1 else jnp.concatenate(padded, axis=0)
+
+
+class MPEEnv(MultiAgentEnv[MPEState, MPEParams]):
+    """Shared machinery of the MPE scenarios (see :mod:`alem.envs.coordination.mpe`).
+
+    Subclasses call :meth:`_setup` in ``__init__`` and implement :meth:`observe`,
+    :meth:`rewards`, :meth:`entity_colors` and, where goals are sampled, :meth:`sample_goals`.
+
+    Actions (mpe2's encoding): a movable agent's move is one of ``no-op, left, right, down,
+    up``; an agent that speaks picks one of ``dim_c`` words. Discrete: a movable speaker has
+    ``5 * dim_c`` actions ``move + 5 * word``, a silent mover 5, an immovable speaker
+    ``dim_c``; padded actions are illegal in the mask. Continuous (``continuous_actions=True``):
+    a vector in ``[0, 1]``, ``[noop, left, right, down, up]`` (force ``right - left``,
+    ``up - down``) followed by the ``dim_c`` message, or only the message for immovable agents;
+    padded dimensions are ignored and masked False.
+    """
+
+    stochastic: ClassVar[bool] = True  # reset draws positions and goals; steps draw nothing
+    version: ClassVar[int] = 0
+
+    layout: Layout
+    obs_dims: tuple[int, ...]
+    num_goals: int = 0
+
+    def _setup(
+        self,
+        layout: Layout,
+        agent_names: Sequence[str],
+        roles: Sequence[int],
+        role_names: Sequence[str],
+        obs_dims: Sequence[int],
+        *,
+        continuous_actions: bool,
+        max_cycles: int,
+        local_ratio: float = 0.5,
+    ) -> None:
+        if int(max_cycles) < 1:
+            raise EnvArgumentError(f"{type(self).__name__}: max_cycles must be >= 1, got {max_cycles}")
+        if not 0.0 <= float(local_ratio) <= 1.0:
+            raise EnvArgumentError(f"{type(self).__name__}: local_ratio must be in [0, 1], got {local_ratio}")
+        self.layout = layout
+        self.agents = tuple(agent_names)
+        self.agent_roles = np.asarray(roles, dtype=np.int32)
+        self.role_names = tuple(role_names)
+        self.obs_dims = tuple(int(d) for d in obs_dims)
+        self.obs_width = max(self.obs_dims)
+        self.continuous_actions = bool(continuous_actions)
+        self._max_cycles = int(max_cycles)
+        self._local_ratio = float(local_ratio)
+        a, c = layout.num_agents, layout.dim_c
+        mov = layout.movable[:a]
+        speaks = ~layout.silent & (c > 0)
+        self._speaks = speaks
+        if self.continuous_actions:
+            self._act_dims = np.where(mov, NUM_MOVES, 0) + np.where(speaks, c, 0)
+        else:
+            self._act_dims = np.where(mov, NUM_MOVES, 1) * np.where(speaks, c, 1)
+        width = int(self._act_dims.max())
+        self._act_mask = np.arange(width)[None, :] < self._act_dims[:, None]
+        # Flat positions of the real (unpadded) observation entries, for global_state.
+        self._obs_real = np.flatnonzero(
+            np.arange(self.obs_width)[None, :] < np.asarray(self.obs_dims)[:, None]
+        )
+
+    # ------------------------------------------------------------------ description
+    @property
+    def default_params(self) -> MPEParams:
+        return MPEParams(max_cycles=jnp.int32(self._max_cycles), local_ratio=jnp.float32(self._local_ratio))
+
+    def observation_space(self, agent: int | None = None) -> spaces.Space:
+        """Real entries are unbounded; padded entries (beyond ``obs_dims[i]``) are always 0."""
+        real = np.arange(self.obs_width)[None, :] < np.asarray(self.obs_dims)[:, None]
+        low = np.where(real, -np.inf, 0.0)
+        high = np.where(real, np.inf, 0.0)
+        if agent is not None:
+            return spaces.Box(low[agent], high[agent])
+        return spaces.Box(low, high)
+
+    def action_space(self, agent: int | None = None) -> spaces.Space:
+        n = self.num_agents
+        if self.continuous_actions:
+            if agent is not None:
+                return spaces.Box(0.0, 1.0, (int(self._act_dims[agent]),))
+            return spaces.Box(0.0, 1.0, (n, self._act_mask.shape[1]))
+        if agent is not None:
+            return spaces.Discrete(int(self._act_dims[agent]))
+        return spaces.MultiDiscrete(self._act_dims)
+
+    def global_state_space(self) -> spaces.Space:
+        return spaces.Box(-np.inf, np.inf, (int(sum(self.obs_dims)),))
+
+    def global_state(self, state: MPEState, params: MPEParams | None = None) -> jax.Array:
+        """Every agent's true observation, concatenated in agent order (= mpe2's ``state()``)."""
+        params = self.default_params if params is None else params
+        flat = self.observe(state, params).reshape(-1)
+        return flat if self._obs_real.size == flat.size else flat[self._obs_real]
+
+    def action_mask(self, state: MPEState, params: MPEParams) -> jax.Array:
+        return jnp.asarray(self._act_mask)
+
+    def _sanitize_actions(
+        self, state: MPEState, actions: jax.Array, params: MPEParams
+    ) -> tuple[jax.Array, jax.Array]:
+        """The base class's rule (an illegal action becomes the first legal one, 0) for a mask
+        that never changes: elementwise range checks instead of a gather from the mask."""
+        if self.continuous_actions:
+            return super()._sanitize_actions(state, actions, params)
+        legal = (actions >= 0) & (actions < jnp.asarray(self._act_dims, actions.dtype))
+        return jnp.where(legal, actions, 0), ~legal
+
+    # ------------------------------------------------------------------ scenario hooks
+    def sample_goals(self, key: jax.Array) -> jax.Array:
+        """int32 ``[num_goals]`` goal/landmark assignments drawn at reset."""
+        return jnp.zeros((0,), jnp.int32)
+
+    def observe(self, state: MPEState, params: MPEParams) -> jax.Array:
+        raise NotImplementedError
+
+    def rewards(self, state: MPEState, params: MPEParams) -> jax.Array:
+        """float32 ``[A]`` rewards of the world after a physics step."""
+        raise NotImplementedError
+
+    def entity_colors(self, state: MPEState) -> np.ndarray:
+        """RGB in ``[0, 1]``, ``[E, 3]``, for rendering (host NumPy, unbatched state)."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ dynamics
+    def reset_env(self, key: jax.Array, params: MPEParams) -> tuple[MPEState, TimeStep]:
+        lay = self.layout
+        # Reset runs every step under AutoReset: no key split when there are no goals to draw.
+        k_pos, k_goal = jax.random.split(key) if self.num_goals else (key, None)
+        u = jax.random.uniform(k_pos, (lay.num_entities, 2), jnp.float32, -1.0, 1.0)
+        pos = u if (lay.spawn == 1.0).all() else u * jnp.asarray(lay.spawn)[:, None]
+        state = MPEState(
+            pos=pos,
+            vel=jnp.zeros_like(pos),
+            comm=jnp.zeros((lay.num_agents, lay.dim_c), jnp.float32),
+            goal=self.sample_goals(k_goal) if self.num_goals else jnp.zeros((0,), jnp.int32),
+            step=jnp.int32(0),
+        )
+        reward = jnp.zeros((lay.num_agents,), jnp.float32)
+        return state, self._timestep(state, params, reward, jnp.bool_(False))
+
+    def decode_actions(self, actions: jax.Array) -> tuple[jax.Array, jax.Array]:
+        """Action force ``[A, 2]`` (already times ``accel``) and message ``[A, dim_c]``."""
+        lay = self.layout
+        a, c = lay.num_agents, lay.dim_c
+        mov = lay.movable[:a]
+        speaks = self._speaks
+        if self.continuous_actions:
+            if mov.any():
+                ux = actions[:, 2] - actions[:, 1]
+                uy = actions[:, 4] - actions[:, 3]
+                u = jnp.stack([ux, uy], axis=-1)
+            else:
+                u = jnp.zeros((a, 2), jnp.float32)
+            parts = []
+            if (mov & speaks).any():
+                parts.append((mov, actions[:, NUM_MOVES : NUM_MOVES + c]))
+            if (~mov & speaks).any():
+                parts.append((~mov, actions[:, :c]))
+            comm = jnp.zeros((a, c), jnp.float32)
+            for where, value in parts:
+                comm = jnp.where(where[:, None], value, comm)
+        else:
+            both = mov & speaks
+            move = jnp.where(both, actions % NUM_MOVES, actions) if both.any() else actions
+            word = jnp.where(both, actions // NUM_MOVES, actions) if both.any() else actions
+            ux = (move == 2).astype(jnp.float32) - (move == 1).astype(jnp.float32)
+            uy = (move == 4).astype(jnp.float32) - (move == 3).astype(jnp.float32)
+            u = jnp.stack([ux, uy], axis=-1)
+            comm = jax.nn.one_hot(word, c, dtype=jnp.float32) if c > 0 else jnp.zeros((a, 0), jnp.float32)
+        if speaks.all():
+            pass
+        elif speaks.any():
+            comm = jnp.where(speaks[:, None], comm, 0.0)
+        else:
+            comm = jnp.zeros((a, c), jnp.float32)
+        u = u * jnp.asarray(lay.accel)[:, None]
+        return u, comm
+
+    def step_env(
+        self, key: jax.Array, state: MPEState, actions: jax.Array, params: MPEParams
+    ) -> tuple[MPEState, TimeStep]:
+        u, comm = self.decode_actions(actions)
+        # A run-time zero (the step counter is never negative) for bit-reproducible arithmetic.
+        zero = jax.lax.shift_right_logical(state.step, 31).astype(jnp.uint32)
+        pos, vel = physics_step(self.layout, state.pos, state.vel, u, zero)
+        state = state.replace(pos=pos, vel=vel, comm=comm, step=state.step + 1)
+        reward = self.rewards(state, params).astype(jnp.float32)
+        return state, self._timestep(state, params, reward, state.step >= params.max_cycles)
+
+    def _timestep(
+        self, state: MPEState, params: MPEParams, reward: jax.Array, truncated: jax.Array
+    ) -> TimeStep:
+        n = self.num_agents
+        return TimeStep(
+            obs=self.observe(state, params),
+            action_mask=jnp.asarray(self._act_mask),
+            reward=reward,
+            terminated=jnp.bool_(False),
+            truncated=truncated,
+            acting=jnp.ones((n,), dtype=bool),
+            info={},
+        )
+
+    # ------------------------------------------------------------------ rendering
+    def render_rgb(self, state: MPEState, params: MPEParams | None = None, size: int = 256) -> np.ndarray:
+        """uint8 ``[size, size, 3]`` picture of one (unbatched) state: white arena, entities as
+        outlined discs (landmarks below agents), ``y`` up; the view covers ``[-1, 1]^2`` and
+        widens to keep every entity in sight. Each speaking agent's last message is a row of
+        ``dim_c`` cells in the top-left corner (light grey = 0, black = 1)."""
+        pos = np.asarray(state.pos, dtype=np.float64)
+        if pos.ndim != 2:
+            raise EnvArgumentError(
+                f"{self.id}.render_rgb: pass one state, not a batch (pos shape {pos.shape})"
+            )
+        radius = self.layout.size.astype(np.float64)
+        colors = np.clip(np.asarray(self.entity_colors(state), dtype=np.float64), 0.0, 1.0)
+        extent = max(1.0, float(np.max(np.abs(pos) + radius[:, None]))) * 1.05
+        scale = size / (2.0 * extent)
+        centers = np.empty_like(pos)
+        centers[:, 0] = (pos[:, 0] + extent) * scale
+        centers[:, 1] = (extent - pos[:, 1]) * scale
+        yy, xx = np.mgrid[0:size, 0:size] + 0.5
+        img = np.full((size, size, 3), 255.0)
+        a = self.layout.num_agents
+        order = list(range(a, len(pos))) + list(range(a))
+        for e in order:
+            r = max(radius[e] * scale, 1.5)
+            d = np.hypot(xx - centers[e, 0], yy - centers[e, 1])
+            img[d <= r] = colors[e] * 255.0
+            img[(d <= r) & (d > r - 1.2)] = 0.0
+        speakers = np.flatnonzero(self._speaks)
+        if speakers.size:
+            comm = np.clip(np.asarray(state.comm, dtype=np.float64), 0.0, 1.0)
+            cell = max(size // 40, 2)
+            for row, k in enumerate(speakers):
+                for j, value in enumerate(comm[k]):
+                    y0, x0 = cell + row * (cell + 2), cell + j * (cell + 1)
+                    img[y0 : y0 + cell, x0 : x0 + cell] = 225.0 * (1.0 - value)  # light grey = 0
+        return img.astype(np.uint8)

@@ -1,0 +1,82 @@
+"""alem.render: rollout frames, GIF export, the one-call helper."""
+
+from __future__ import annotations
+
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import alem
+from alem.render import render_gif, rollout_frames, save_gif
+
+ENV_ID = "mpe/simple-v0"  # one agent, cheap to compile
+
+
+@pytest.fixture(scope="module")
+def env():
+    return alem.make(ENV_ID)
+
+
+def test_rollout_frames_shapes_and_motion(env):
+    frames = rollout_frames(env, jax.random.key(0), 6)
+    assert len(frames) == 7
+    assert all(f.shape == (256, 256, 3) and f.dtype == np.uint8 for f in frames)
+    assert any(not np.array_equal(frames[0], f) for f in frames[1:]), "a random agent should move"
+
+
+def test_rollout_frames_uses_the_policy_and_resets_after_episodes():
+    env = alem.make(ENV_ID, max_cycles=3)
+    calls = []
+
+    def still(key, ts):
+        calls.append(ts.obs.shape)
+        return jnp.zeros((1,), jnp.int32)  # no-op: nothing moves within an episode
+
+    frames = rollout_frames(env, jax.random.key(1), 7, policy=still)
+    assert len(calls) == 7 and calls[0] == (1, 4)
+    same = [np.array_equal(a, b) for a, b in zip(frames, frames[1:], strict=False)]
+    # Steps 1-2 and 4-5 stay within an episode; steps 3 and 6 end one and show a new reset.
+    assert same == [True, True, False, True, True, False, True]
+
+
+def _pil():
+    return pytest.importorskip("PIL.Image")
+
+
+def test_save_gif_writes_every_frame(tmp_path):
+    image = _pil()
+    frames = [np.full((8, 10, 3), 40 * i, np.uint8) for i in range(5)]
+    path = save_gif(frames, tmp_path / "x.gif", fps=20)
+    with image.open(path) as im:
+        assert im.size == (10, 8)
+        assert im.n_frames == 5
+        assert im.info["duration"] == 50
+
+
+def test_save_gif_rejects_bad_input(tmp_path):
+    _pil()
+    with pytest.raises(alem.EnvArgumentError, match="no frames"):
+        save_gif([], tmp_path / "x.gif")
+    with pytest.raises(alem.EnvArgumentError, match="one shape"):
+        save_gif([np.zeros((4, 4, 3), np.uint8), np.zeros((5, 4, 3), np.uint8)], tmp_path / "x.gif")
+    with pytest.raises(alem.EnvArgumentError, match="fps"):
+        save_gif([np.zeros((4, 4, 3), np.uint8)], tmp_path / "x.gif", fps=0)
+
+
+def test_save_gif_without_pillow_names_the_install(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "PIL", None)
+    with pytest.raises(alem.DependencyNotInstalled, match="pip install"):
+        save_gif([np.zeros((4, 4, 3), np.uint8)], tmp_path / "x.gif")
+
+
+def test_render_gif_one_call(tmp_path):
+    image = _pil()
+    path = render_gif(ENV_ID, tmp_path / "simple.gif", num_steps=4, seed=3)
+    with image.open(path) as im:
+        assert im.size == (256, 256)
+        assert 2 <= im.n_frames <= 5  # Pillow may merge identical consecutive frames
+    with pytest.raises(alem.EnvArgumentError, match="env id"):
+        render_gif(alem.make(ENV_ID), tmp_path / "y.gif", num_steps=1, max_cycles=3)
