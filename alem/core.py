@@ -85,7 +85,8 @@ class MultiAgentEnv(Generic[TState, TParams]):
     #: Whether trajectories depend on the key (for given actions and params).
     stochastic: ClassVar[bool] = True
     #: Whether actions are ``[N, d]`` floats instead of ``[N]`` indices (may be set per
-    #: instance, e.g. by adapters). Continuous envs report an all-True ``action_mask [N, d]``.
+    #: instance, e.g. by adapters). Continuous envs report ``action_mask [N, d]``: True on every real
+    #: action dimension, False on the padding of heterogeneous agents.
     continuous_actions: bool = False
     #: Version of the dynamics; a change of dynamics bumps it (and the registry id).
     version: ClassVar[int] = 0
