@@ -1,0 +1,175 @@
+"""The learner results sweep behind benchmarks/README.md's "Training" tables.
+
+Trains every learner with ``alem.train.run`` (the code path of ``python -m alem.train``; each run
+is also given below as its CLI command) into ``<out>/<group>/<env>/<algo>``, skipping runs that
+already have a ``results.json``; then plays the tic-tac-toe self-play runs against the random and
+minimax players with ``alem.evaluate.evaluate`` (trained policy in either seat, every seed)::
+
+    python benchmarks/train_results.py --out runs [--groups matrix spread tictactoe] [--dry-run]
+
+Summaries come from the training-analysis notebook (one mechanism for the table)::
+
+    ALEM_RUNS=runs/matrix ALEM_NOTEBOOK_TABLE=matrix.csv \\
+        jupyter nbconvert --to notebook --execute notebooks/training_analysis.ipynb --output executed.ipynb
+
+and the tic-tac-toe scores are printed here and written to ``<out>/tictactoe/scores.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+#: group -> (envs, learners, overrides shared by the group's runs)
+MATRIX = [
+    "algo.num_envs=16",
+    "algo.num_steps=8",
+    "algo.num_minibatches=2",
+    "algo.lr=0.003",
+    "algo.gamma=0.9",
+    "algo.hidden=[32]",
+    "algo.total_steps=12800",  # 100 updates
+    "chunk_updates=10",
+    "num_seeds=5",
+    "eval.num_steps=64",
+]
+SPREAD = [  # JaxMARL's IPPO-FF config (16 envs x 128 steps, 4 x 4), a 768k-step budget
+    "algo.num_envs=16",
+    "algo.num_steps=128",
+    "algo.total_steps=768000",  # 375 updates
+    "chunk_updates=25",
+    "num_seeds=3",
+    "eval.num_steps=256",
+]
+TICTACTOE = [  # self-play: both seats play one shared policy
+    "algo.num_envs=64",
+    "algo.num_steps=32",
+    "algo.lr=0.001",
+    "algo.total_steps=1024000",  # 500 updates
+    "chunk_updates=50",
+    "num_seeds=3",
+    "eval.num_steps=64",
+]
+LEARNERS = ["ippo", "mappo", "cppo", "cppo_joint", "dpo", "happo", "role", "seps"]
+GROUPS: dict[str, tuple[list[str], list[str], list[str]]] = {
+    "matrix": (["coordination-v0", "climbing-v0"], LEARNERS, MATRIX),
+    "spread": (["mpe/simple_spread-v0"], ["ippo", "mappo"], SPREAD),
+    "tictactoe": (["tic_tac_toe-v0"], ["ippo"], TICTACTOE),
+}
+TTT_OPPONENTS = ("random", "minimax")
+TTT_EPISODES = 100  # per seed, seat and opponent
+
+
+def run_dir(out: Path, group: str, env_id: str, algo: str) -> Path:
+    return out / group / env_id.replace("/", "_") / algo
+
+
+def overrides(group: str, env_id: str, algo: str) -> list[str]:
+    return [f"env.id={env_id}", f"algo={algo}", *GROUPS[group][2]]
+
+
+def train(group: str, env_id: str, algo: str, out: Path, dry_run: bool) -> None:
+    d = run_dir(out, group, env_id, algo)
+    args = overrides(group, env_id, algo)
+    print(f"python -m alem.train {' '.join(args)} output_dir={d}", flush=True)
+    if dry_run or (d / "results.json").exists():
+        return
+    from hydra import compose, initialize_config_module
+
+    from alem.train import run
+
+    with initialize_config_module(config_module="alem.configs", version_base=None):
+        cfg = compose(config_name="config", overrides=args)
+    t0 = time.perf_counter()
+    res = json.loads(run(cfg, d).read_text())
+    print(
+        f"  {time.perf_counter() - t0:.0f} s | trained {res['trained_return_mean']:.4g} "
+        f"random {res['random_return_mean']:.4g}",
+        flush=True,
+    )
+
+
+def score_tictactoe(out: Path, dry_run: bool) -> dict[str, Any] | None:
+    """Win/draw/loss of each trained seed in each seat against each scripted opponent."""
+    env_id = "tic_tac_toe-v0"
+    d = run_dir(out, "tictactoe", env_id, "ippo")
+    if dry_run:
+        return None
+    import alem
+    from alem.evaluate import _ci95, evaluate
+    from alem.policies import make_policy
+
+    env = alem.make(env_id)
+    seeds = json.loads((d / "results.json").read_text())["num_seeds"]
+    scores: dict[str, Any] = {"episodes_per_game": TTT_EPISODES, "games": []}
+    for opponent in TTT_OPPONENTS:
+        for seat in (0, 1):
+            for s in range(seeds):
+                trained = make_policy("checkpoint", env, spec=str(d), seed_index=s)
+                other = make_policy(opponent, env)
+                players = [trained, other] if seat == 0 else [other, trained]
+                labels = ["trained", opponent] if seat == 0 else [opponent, "trained"]
+                res = evaluate(
+                    env,
+                    players,
+                    episodes=TTT_EPISODES,
+                    num_envs=TTT_EPISODES,
+                    seed=s,
+                    run_dir=out / "tictactoe" / "eval" / f"{opponent}_seat{seat}_seed{s}",
+                    labels=labels,
+                    progress=False,
+                )
+                row = res["seats"][seat]
+                scores["games"].append(
+                    {
+                        "opponent": opponent,
+                        "seat": seat,
+                        "seed": s,
+                        **{k: row[k] for k in ("win", "draw", "loss")},
+                    }
+                )
+    summary = []
+    for opponent in TTT_OPPONENTS:
+        for seat in (0, 1):
+            g = [x for x in scores["games"] if x["opponent"] == opponent and x["seat"] == seat]
+            row = {"opponent": opponent, "seat": seat, "seeds": len(g)}
+            for k in ("win", "draw", "loss"):
+                v = np.array([x[k] for x in g])
+                row[k] = float(v.mean())
+                row[f"{k}_ci95"] = _ci95(v)  # None below 2 seeds
+            summary.append(row)
+            print(
+                f"trained as {env.agents[seat]} vs {opponent}: "
+                + " ".join(
+                    f"{k} {row[k]:.3f}±{row[f'{k}_ci95'] or math.nan:.3f}" for k in ("win", "draw", "loss")
+                ),
+                flush=True,
+            )
+    scores["summary"] = summary
+    (out / "tictactoe" / "scores.json").write_text(json.dumps(scores, indent=2) + "\n")
+    return scores
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--out", type=Path, default=Path("runs"), help="folder for the run directories")
+    p.add_argument("--groups", nargs="+", choices=sorted(GROUPS), default=list(GROUPS))
+    p.add_argument("--dry-run", action="store_true", help="print the CLI commands only")
+    args = p.parse_args(argv)
+    for group in args.groups:
+        envs, learners, _ = GROUPS[group]
+        for env_id in envs:
+            for algo in learners:
+                train(group, env_id, algo, args.out, args.dry_run)
+        if group == "tictactoe":
+            score_tictactoe(args.out, args.dry_run)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,311 @@
+"""Training throughput: alem IPPO against JaxMARL's IPPO-FF baseline on MPE simple_spread, in one run.
+
+Both learners train on ``simple_spread`` with JaxMARL's shipped hyperparameters
+(``baselines/IPPO/config/ippo_ff_mpe.yaml``: 16 envs x 128 steps per update, 4 epochs x 4
+minibatches, Adam 2.5e-4 annealed, 64-64 tanh actor and critic); each side is one jitted function
+that runs a whole training run (init + every update), ``jax.vmap``-ed over seeds, compiled ahead of
+time so compile is reported apart, then timed in interleaved repetitions (ABBA). Each side lives in
+its own worker process (compiled once, then one timed run per repetition on request), so the two
+programs never share a JAX runtime::
+
+    git clone https://github.com/FLAIROx/JaxMARL
+    python benchmarks/train_throughput.py --jaxmarl-ippo JaxMARL/baselines/IPPO/ippo_ff_mpe.py \\
+        --total-steps 61440 --seeds 2 --reps 5 [--out result.json]
+
+No JaxMARL code lives here: ``make_train`` is imported from the given file at run time and called
+with the config that sits next to it (``config/ippo_ff_mpe.yaml``), ``TOTAL_TIMESTEPS`` and
+``NUM_SEEDS`` replaced. Its per-update ``io_callback`` (metrics to the host for ``wandb.log``; wandb
+is off in the shipped config) is replaced by a no-op, so JaxMARL does slightly less work.
+
+One env step is one transition of one env (3 agents): ``env-steps/s = seeds * total steps / s``.
+``ratio`` = alem median / JaxMARL median (> 1: alem is faster). Each repetition also records the
+process CPU time (all threads): on a shared, oversubscribed machine env-steps per CPU-second
+(``ratio_cpu``) is the steadier measure of the work each side does. The returns printed at the end
+are a sanity check (both runs are short): per agent, JaxMARL's logged return divided by its agent
+count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import multiprocessing as mp
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import alem
+from alem.algos import make_config, make_learner
+from alem.algos.config import LearnerConfig
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from throughput import _machine, _positive_int, _timed  # one timing/machine mechanism
+
+ENV_ID = "mpe/simple_spread-v0"
+JAXMARL_ENV = "MPE_simple_spread_v3"
+CONFIG_NAME = "ippo_ff_mpe.yaml"
+
+#: JaxMARL config key -> alem LearnerConfig field (same meaning; see the README's Training section).
+MATCHED = {
+    "LR": "lr",
+    "NUM_ENVS": "num_envs",
+    "NUM_STEPS": "num_steps",
+    "UPDATE_EPOCHS": "update_epochs",
+    "NUM_MINIBATCHES": "num_minibatches",
+    "GAMMA": "gamma",
+    "GAE_LAMBDA": "gae_lambda",
+    "CLIP_EPS": "clip_eps",
+    "ENT_COEF": "ent_coef",
+    "VF_COEF": "vf_coef",
+    "MAX_GRAD_NORM": "max_grad_norm",
+    "ACTIVATION": "activation",
+    "ANNEAL_LR": "anneal_lr",
+}
+
+
+def load_jaxmarl_config(script: Path, total_steps: int, seeds: int) -> dict[str, Any]:
+    """The baseline's shipped config (``config/ippo_ff_mpe.yaml`` beside the script) for this benchmark."""
+    from omegaconf import OmegaConf
+
+    path = script.parent / "config" / CONFIG_NAME
+    if not path.is_file():
+        raise SystemExit(
+            f"--jaxmarl-ippo: {path} not found (expected beside the script in a JaxMARL checkout)"
+        )
+    cfg = OmegaConf.to_container(OmegaConf.load(path), resolve=True)
+    if cfg.get("ENV_NAME") != JAXMARL_ENV or cfg.get("ENV_KWARGS"):
+        raise SystemExit(
+            f"{path}: expected ENV_NAME={JAXMARL_ENV} with no ENV_KWARGS, got {cfg.get('ENV_NAME')}"
+        )
+    return {**cfg, "TOTAL_TIMESTEPS": total_steps, "NUM_SEEDS": seeds, "WANDB_MODE": "disabled"}
+
+
+def alem_config(jcfg: dict[str, Any], **overrides: Any) -> LearnerConfig:
+    """alem's IPPO preset with every hyperparameter JaxMARL's config sets (64-64 layers in both)."""
+    fields = {ours: jcfg[theirs] for theirs, ours in MATCHED.items()}
+    return make_config(
+        "ippo", **fields, hidden=(64, 64), total_steps=int(jcfg["TOTAL_TIMESTEPS"]), **overrides
+    )
+
+
+def _updates(jcfg: dict[str, Any]) -> int:
+    return int(jcfg["TOTAL_TIMESTEPS"]) // jcfg["NUM_STEPS"] // jcfg["NUM_ENVS"]
+
+
+def prepare_alem(
+    jcfg: dict[str, Any], seeds: int, **overrides: Any
+) -> tuple[Callable[[], Any], float, LearnerConfig]:
+    """Compiled ``run() -> (state, metrics)`` of alem IPPO over ``seeds`` vmapped seeds; compile seconds."""
+    cfg = alem_config(jcfg, **overrides)
+    learner = make_learner(alem.make(ENV_ID), cfg)
+    updates = _updates(jcfg)
+    keys = jax.vmap(jax.random.key)(jnp.arange(seeds))
+    fn = jax.jit(jax.vmap(lambda k: learner.run(learner.init(k), updates)))
+    compile_s, compiled = _timed(lambda: fn.lower(keys).compile())
+    return (lambda: compiled(keys)), compile_s, cfg
+
+
+def load_make_train(script: Path) -> Callable[[dict], Callable]:
+    """``make_train`` from a JaxMARL checkout's ``ippo_ff_mpe.py`` (imported, not copied)."""
+    spec = importlib.util.spec_from_file_location("jaxmarl_ippo_ff_mpe", script)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"--jaxmarl-ippo: cannot import {script}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    # Its update step sends metrics to the host for ``wandb.log`` (``jax.experimental.io_callback``;
+    # wandb is off in the shipped config). The callback is dropped (no wandb run is needed, and it was
+    # a suspect for hangs seen on jax 0.10.2 CPU): JaxMARL then does slightly less work than as
+    # shipped. This worker process runs only JaxMARL, so the patch touches nothing else.
+    import jax.experimental
+
+    jax.experimental.io_callback = lambda *args, **kwargs: None
+    return module.make_train
+
+
+def prepare_jaxmarl(script: Path, jcfg: dict[str, Any], seeds: int) -> tuple[Callable[[], Any], float]:
+    """Compiled JaxMARL ``train`` vmapped over ``seeds`` seeds, as the baseline's ``main`` runs it."""
+    train = load_make_train(script)(dict(jcfg))
+    rngs = jax.random.split(jax.random.PRNGKey(jcfg["SEED"]), seeds)
+    fn = jax.jit(jax.vmap(train))
+    compile_s, compiled = _timed(lambda: fn.lower(rngs).compile())
+    return (lambda: compiled(rngs)), compile_s
+
+
+def alem_late_return(out: Any, last: int) -> float:
+    """Mean episode return per agent over the last ``last`` updates, averaged over seeds."""
+    m = jax.device_get(out[1])
+    ret = m["return_sum"][:, -last:].sum(1) / np.maximum(m["episodes"][:, -last:].sum(1), 1)[:, None]
+    return float(ret.mean())
+
+
+def jaxmarl_late_return(out: Any, last: int, num_agents: int) -> float:
+    """JaxMARL's logged return (x agents, by its MPE log wrapper) per agent, last ``last`` updates."""
+    r = np.asarray(jax.device_get(out["metrics"]["returned_episode_returns"]))  # [S, U]
+    return float(r[:, -last:].mean() / num_agents)
+
+
+def _side_worker(side: str, script: Path, jcfg: dict[str, Any], seeds: int, conn: Any) -> None:
+    """Child process of one side: compile, then one timed training run per ``"run"`` message."""
+    if side == "alem":
+        run, compile_s, _ = prepare_alem(jcfg, seeds)
+        late = lambda out, last: alem_late_return(out, last)
+    else:
+        run, compile_s = prepare_jaxmarl(script, jcfg, seeds)
+        n = alem.make(ENV_ID).num_agents
+        late = lambda out, last: jaxmarl_late_return(out, last, n)
+    conn.send(compile_s)
+    while (last := conn.recv()) is not None:
+        c0 = time.process_time()
+        t, out = _timed(run)
+        conn.send((t, time.process_time() - c0, late(out, last)))
+
+
+class _Side:
+    """One side in its own process (so the two compiled programs never share a runtime)."""
+
+    def __init__(self, side: str, script: Path, jcfg: dict[str, Any], seeds: int, timeout: float):
+        ctx = mp.get_context("spawn")
+        self.side, self.timeout = side, timeout
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_side_worker, args=(side, script, jcfg, seeds, child), daemon=True)
+        self.proc.start()
+        self.compile_s = self._recv()
+
+    def _recv(self) -> Any:
+        if not self.conn.poll(self.timeout):
+            self.close()
+            raise SystemExit(
+                f"{self.side}: no answer within {self.timeout:.0f} s (hung or too slow); stopped"
+            )
+        return self.conn.recv()
+
+    def run(self, last: int) -> tuple[float, float, float]:
+        self.conn.send(last)
+        return self._recv()
+
+    def close(self) -> None:
+        if self.proc.is_alive():
+            self.proc.terminate()
+        self.proc.join()
+
+
+def run_benchmark(
+    script: Path, total_steps: int, seeds: int, reps: int, timeout: float = 900
+) -> dict[str, Any]:
+    jcfg = load_jaxmarl_config(script, total_steps, seeds)
+    updates = _updates(jcfg)
+    if updates < 1:
+        raise SystemExit(
+            f"--total-steps {total_steps} is less than one update ({jcfg['NUM_ENVS'] * jcfg['NUM_STEPS']})"
+        )
+    steps = updates * jcfg["NUM_ENVS"] * jcfg["NUM_STEPS"]  # per seed, both sides
+    last = max(1, updates // 10)
+    cfg = alem_config(jcfg)
+    sides = {}
+    try:
+        for side in ("alem", "jaxmarl"):  # compiled one after the other
+            sides[side] = _Side(side, script, jcfg, seeds, timeout)
+        times: dict[str, list[float]] = {"alem": [], "jaxmarl": []}
+        cpu: dict[str, list[float]] = {"alem": [], "jaxmarl": []}
+        late: dict[str, float] = {}
+        for rep in range(reps):
+            order = ("alem", "jaxmarl") if rep % 2 == 0 else ("jaxmarl", "alem")
+            for side in order:
+                t, c, late[side] = sides[side].run(last)
+                times[side].append(t)
+                cpu[side].append(c)
+                print(
+                    f"rep {rep + 1}/{reps} {side}: {seeds * steps / t:,.0f} env-steps/s "
+                    f"({t:.2f} s wall, {c:.2f} s CPU)",
+                    file=sys.stderr,
+                )
+    finally:
+        for s in sides.values():
+            s.close()
+    alem_compile, jaxmarl_compile = sides["alem"].compile_s, sides["jaxmarl"].compile_s
+    rates = {side: [seeds * steps / t for t in ts] for side, ts in times.items()}
+    med = {side: statistics.median(r) for side, r in rates.items()}
+    cpu_rates = {side: [seeds * steps / t for t in ts] for side, ts in cpu.items()}
+    cpu_med = {side: statistics.median(r) for side, r in cpu_rates.items()}
+    return {
+        "benchmark": "train_throughput",
+        "env": {"alem": ENV_ID, "jaxmarl": JAXMARL_ENV},
+        "unit": "env-steps/s (seeds * env steps / s; one env step = one transition of 3 agents)",
+        "jaxmarl_script": script.name,
+        "jaxmarl_config": {k: v for k, v in jcfg.items() if k not in ("ENTITY", "PROJECT")},
+        "alem_config": {
+            k: getattr(cfg, k) for k in (*MATCHED.values(), "hidden", "clip_value", "bootstrap_truncation")
+        },
+        "num_envs": jcfg["NUM_ENVS"],
+        "num_steps": jcfg["NUM_STEPS"],
+        "updates": updates,
+        "env_steps_per_seed": steps,
+        "seeds": seeds,
+        "reps": reps,
+        "alem": {
+            "compile_s": alem_compile,
+            "steps_per_s": med["alem"],
+            "steps_per_s_reps": rates["alem"],
+            "steps_per_cpu_s": cpu_med["alem"],
+            "steps_per_cpu_s_reps": cpu_rates["alem"],
+        },
+        "jaxmarl": {
+            "compile_s": jaxmarl_compile,
+            "steps_per_s": med["jaxmarl"],
+            "steps_per_s_reps": rates["jaxmarl"],
+            "steps_per_cpu_s": cpu_med["jaxmarl"],
+            "steps_per_cpu_s_reps": cpu_rates["jaxmarl"],
+        },
+        "ratio": med["alem"] / med["jaxmarl"],
+        "ratio_cpu": cpu_med["alem"] / cpu_med["jaxmarl"],
+        "late_return_per_agent": {
+            "updates_averaged": last,
+            "alem": late["alem"],
+            "jaxmarl": late["jaxmarl"],
+        },
+        "machine": _machine(),
+    }
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument(
+        "--jaxmarl-ippo", type=Path, required=True, help="baselines/IPPO/ippo_ff_mpe.py of a JaxMARL checkout"
+    )
+    p.add_argument(
+        "--total-steps",
+        type=_positive_int,
+        default=61_440,
+        help="env steps per seed (default 61440: 30 updates)",
+    )
+    p.add_argument("--seeds", type=_positive_int, default=2, help="vmapped seeds per run (default 2)")
+    p.add_argument("--reps", type=_positive_int, default=5, help="timed repetitions per side (default 5)")
+    p.add_argument(
+        "--timeout", type=float, default=900, help="seconds to wait for a compile or a run (default 900)"
+    )
+    p.add_argument("--out", type=Path, help="also write the JSON here")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    args = _parser().parse_args(argv)
+    if not args.jaxmarl_ippo.is_file():
+        raise SystemExit(f"--jaxmarl-ippo: {args.jaxmarl_ippo} is not a file")
+    result = run_benchmark(args.jaxmarl_ippo.resolve(), args.total_steps, args.seeds, args.reps, args.timeout)
+    text = json.dumps(result, indent=2)
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n")
+    return result
+
+
+if __name__ == "__main__":
+    main()
