@@ -517,18 +517,6 @@ def _algorithms() -> dict[str, Callable[..., dict[str, Any]]]:
     return {"random": train_random, **{name: train_ppo for name in VARIANTS}}
 
 
-def _store_algo_options() -> None:
-    """Register ``algo/_ppo`` (every learner option, None = preset) so ``algo.<opt>=v`` needs no ``+``."""
-    from hydra.core.config_store import ConfigStore
-
-    from alem.algos.variants import hydra_options
-
-    ConfigStore.instance().store(group="algo", name="_ppo", node=hydra_options())
-
-
-_store_algo_options()
-
-
 # ---------------------------------------------------------------------------- driver
 def run(cfg: DictConfig, output_dir: str | Path) -> Path:
     """Train as ``cfg`` says, write ``results.json`` and ``config.yaml``; return the results path.

@@ -1,0 +1,17 @@
+"""Hydra configs of alem's entry points (``config.yaml`` for training, ``evaluate.yaml``).
+
+Importing this package (Hydra does, to read ``pkg://alem.configs``) registers the
+``algo/_ppo`` node: every learner option set to null, so that ``algo.<option>=value``
+works from the command line without ``+``.
+"""
+
+
+def _register_algo_options() -> None:
+    from hydra.core.config_store import ConfigStore
+
+    from alem.algos.variants import hydra_options
+
+    ConfigStore.instance().store(group="algo", name="_ppo", node=hydra_options())
+
+
+_register_algo_options()

@@ -97,7 +97,7 @@ def test_wheel_works_in_a_fresh_venv(wheel, tmp_path):
     clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     res = subprocess.run([py, "-c", SMOKE], cwd=tmp_path, capture_output=True, text=True, env=clean)
     assert res.returncode == 0, res.stderr
-    assert res.stdout.strip().endswith("OK iterated_prisoners_dilemma-v0")
+    assert res.stdout.strip().endswith("OK mpe/simple_spread-v0")
 
 
 @pytest.mark.slow
