@@ -37,7 +37,13 @@ def _late_return(metrics, last: int = 10) -> np.ndarray:
     return ret.mean(-1)
 
 
-@pytest.mark.parametrize("algo", sorted(VARIANTS))
+# The default suite keeps the suite fast: the presets whose programs are largest run with ALEM_SLOW=1.
+_SLOW_PRESETS = {"cppo", "happo", "seps"}
+
+
+@pytest.mark.parametrize(
+    "algo", [pytest.param(a, marks=pytest.mark.slow if a in _SLOW_PRESETS else ()) for a in sorted(VARIANTS)]
+)
 def test_every_learner_solves_the_coordination_game(algo):
     _, _, metrics = _run(algo, "coordination-v0")
     ret = _late_return(metrics)
