@@ -34,16 +34,16 @@ SCRIPT = textwrap.dedent(
 )
 
 
-def test_env_batch_sharded_over_four_devices_matches_one_device(tmp_path):
-    env = {
-        **os.environ,
-        "JAX_PLATFORMS": "cpu",
-        "XLA_FLAGS": "--xla_force_host_platform_device_count=4",
-    }
-    res = subprocess.run(
-        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, cwd=tmp_path
-    )
+def _run_on_four_cpu_devices(script: str, cwd) -> subprocess.CompletedProcess:
+    """Run ``script`` in a fresh interpreter that sees 4 CPU devices; it must succeed."""
+    env = {**os.environ, "JAX_PLATFORMS": "cpu", "XLA_FLAGS": "--xla_force_host_platform_device_count=4"}
+    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=cwd)
     assert res.returncode == 0, res.stderr[-3000:]
+    return res
+
+
+def test_env_batch_sharded_over_four_devices_matches_one_device(tmp_path):
+    res = _run_on_four_cpu_devices(SCRIPT, tmp_path)
     # 64 envs x 16 steps of 5-round games: every env finishes 3 episodes.
     assert res.stdout.strip() == "OK 192"
 
@@ -79,13 +79,5 @@ TRAIN_SCRIPT = textwrap.dedent(
 
 def test_learner_sharded_over_four_devices_matches_one_device(tmp_path):
     """The env batch split over a 4-device mesh trains to the same parameters and metrics."""
-    env = {
-        **os.environ,
-        "JAX_PLATFORMS": "cpu",
-        "XLA_FLAGS": "--xla_force_host_platform_device_count=4",
-    }
-    res = subprocess.run(
-        [sys.executable, "-c", TRAIN_SCRIPT], capture_output=True, text=True, env=env, cwd=tmp_path
-    )
-    assert res.returncode == 0, res.stderr[-3000:]
+    res = _run_on_four_cpu_devices(TRAIN_SCRIPT, tmp_path)
     assert res.stdout.strip() == "OK True"
