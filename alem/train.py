@@ -492,9 +492,12 @@ def _final_evaluation(cfg: DictConfig, env, learner, state, keys) -> dict[str, A
 
     def trained(key, params):
         st = learner.init(key).replace(params=params)
-        st, m = jax.lax.scan(
-            lambda s, _: learner.rollout(s, env.default_params)[::2], st, None, length=rounds
-        )
+
+        def one_rollout(s, _):
+            s, _batch, stats = learner.rollout(s, env.default_params)
+            return s, stats
+
+        st, m = jax.lax.scan(one_rollout, st, None, length=rounds)
         return m["episodes"].sum(), m["return_sum"].sum(0)
 
     eval_keys = jax.vmap(lambda k: jax.random.fold_in(k, 2**31 - 1))(keys)
