@@ -24,3 +24,17 @@ def test_ci_script_runs_the_readme_test_command():
     commands = [ln for ln in script if ln.strip() and not ln.lstrip().startswith("#")]
     assert commands[0] == "set -euo pipefail"
     assert commands[-1] == _block_after("test")[0]
+
+
+def test_ci_script_runs_as_a_newcomer_in_a_fresh_virtualenv():
+    """Both README commands run, word for word, only after a new venv in a temp folder is active."""
+    script = (ROOT / ".ci" / "run").read_text().splitlines()
+    commands = [ln.strip() for ln in script if ln.strip() and not ln.lstrip().startswith("#")]
+    create = next(i for i, c in enumerate(commands) if "-m venv" in c and "mktemp" not in c)
+    activate = next(i for i, c in enumerate(commands) if c.startswith(". ") and "bin/activate" in c)
+    assert any("mktemp -d" in c for c in commands[:create]), "the venv must live in a temporary folder"
+    assert create < activate
+    first_pip = next(i for i, c in enumerate(commands) if c.startswith("pip ") or " pip " in c)
+    assert activate < first_pip, "nothing may be installed before the fresh venv is active"
+    assert _block_after("main")[0] in commands[activate:]
+    assert "system-site-packages" not in " ".join(commands)

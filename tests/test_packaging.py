@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import sysconfig
 import tomllib
 import venv
 import zipfile
@@ -18,6 +19,7 @@ MAPPED = PYPROJECT["tool"]["setuptools"]["package-dir"]
 
 SMOKE = """
 import alem, jax, pathlib
+print(alem.__file__)
 assert "site-packages" in alem.__file__, alem.__file__
 import alem.envs.games.matrix as m
 assert "site-packages" in m.__file__, m.__file__
@@ -88,16 +90,38 @@ def test_wheel_contents(wheel):
     assert not any(n.startswith(("envs/", "algos/", "configs/", "tests/")) for n in names)
 
 
+def _site_dirs_of_this_interpreter() -> list[str]:
+    """The site-packages folders where this interpreter (base or virtualenv) finds its packages."""
+    paths = sysconfig.get_paths()
+    return sorted({paths["purelib"], paths["platlib"]})
+
+
 def test_wheel_works_in_a_fresh_venv(wheel, tmp_path):
-    """A venv that sees the installed dependencies but gets alem only from the wheel."""
+    """A venv that sees this interpreter's dependencies but gets alem only from the wheel.
+
+    ``venv.create(system_site_packages=True)`` would expose the *base* interpreter's packages,
+    not those of the virtualenv the suite runs in (where jax is). Instead a ``.pth`` file adds
+    this interpreter's site folders after the new venv's own: plain path entries, so the
+    ``.pth`` hooks inside them (the editable install of alem) are not run and ``import alem``
+    must come from the wheel.
+    """
     env_dir = tmp_path / "venv"
-    venv.create(env_dir, system_site_packages=True, with_pip=True)
+    venv.create(env_dir, with_pip=True)
     py = env_dir / "bin" / "python"
+    site = subprocess.run(
+        [py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    (Path(site) / "outer_site.pth").write_text("\n".join(_site_dirs_of_this_interpreter()) + "\n")
     subprocess.run([py, "-m", "pip", "install", "-q", "--no-deps", str(wheel)], check=True)
-    clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     res = subprocess.run([py, "-c", SMOKE], cwd=tmp_path, capture_output=True, text=True, env=clean)
     assert res.returncode == 0, res.stderr
-    assert res.stdout.strip().endswith("OK mpe/simple_spread-v0")
+    lines = res.stdout.strip().splitlines()
+    assert lines[-1] == "OK mpe/simple_spread-v0"
+    assert lines[0].startswith(str(env_dir)), f"alem was not imported from the wheel: {lines[0]}"
 
 
 @pytest.mark.slow

@@ -73,3 +73,19 @@ def test_optional_dependency_fails_with_install_hint():
     )
     with pytest.raises(alem.DependencyNotInstalled, match="pip install 'alem-missing-module-xyz>=1'"):
         alem.make("needs_missing_dep-v0")
+
+
+def test_every_registered_id_is_in_the_readme():
+    """The README's env tables name every registered id (matrix games' ``iterated_`` twins by rule)."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert "Each has an `iterated_` twin" in readme
+    missing = [
+        env_id
+        for env_id, spec in alem.registry().items()
+        if isinstance(spec.entry_point, str)
+        and spec.entry_point.startswith("alem.")  # not the ids other tests register
+        and f"`{env_id}`" not in readme and f"`{env_id.removeprefix('iterated_')}`" not in readme
+    ]
+    assert not missing, f"registered ids missing from README.md: {missing}"
