@@ -1,8 +1,8 @@
 """Random-policy rollouts: a uniform-random legal policy run with ``lax.scan``.
 
 :func:`make_rollout` builds a pure, jittable function that steps ``num_envs``
-copies of an env (``EpisodeStats(AutoReset(env))``, vmapped) for ``num_steps``
-steps and returns the final state with episode statistics as JAX arrays. The
+copies of an env (``BatchedAutoReset(EpisodeStats(env), num_envs)``: vmapped steps,
+resets computed only for the envs that ended) for ``num_steps`` steps and returns the final state with episode statistics as JAX arrays. The
 state can be passed back in, so training loops call one compiled function
 repeatedly and carry the envs across chunks::
 
@@ -35,7 +35,7 @@ from flax import struct
 from jaxtyping import Array, Bool, Int, PRNGKeyArray
 
 from alem.core import MultiAgentEnv, TimeStep
-from alem.wrappers import AutoReset, EpisodeStats
+from alem.wrappers import BatchedAutoReset, EpisodeStats
 
 __all__ = ["RolloutState", "Rollout", "make_rollout", "random_legal_actions", "random_actions"]
 
@@ -95,21 +95,21 @@ class Rollout:
     ``init(key, params)`` gives the reset state alone.
     """
 
-    env: MultiAgentEnv  # the wrapped env, EpisodeStats(AutoReset(env))
+    env: MultiAgentEnv  # the per-env stack, EpisodeStats(env)
     num_envs: int
     num_steps: int
+    batch: BatchedAutoReset  # steps the num_envs copies of ``env`` and resets those that ended
 
     def init(self, key: PRNGKeyArray, params: Any) -> RolloutState:
         """Reset ``num_envs`` envs with keys split from ``key``."""
-        keys = jax.random.split(key, self.num_envs)
-        env_state, ts = jax.vmap(self.env.reset, in_axes=(0, None))(keys, params)
+        env_state, ts = self.batch.reset(key, params)
         return RolloutState(env_state=env_state, timestep=ts)
 
     def __call__(
         self, key: PRNGKeyArray, params: Any, state: RolloutState | None = None
     ) -> tuple[RolloutState, dict[str, jax.Array]]:
         """Run ``num_steps`` vmapped steps with uniform-random legal actions."""
-        env, n = self.env, self.num_envs
+        env = self.env
         if state is None:
             key, key_reset = jax.random.split(key)
             state = self.init(key_reset, params)
@@ -117,9 +117,7 @@ class Rollout:
         def one_step(carry: RolloutState, step_key):
             k_act, k_env = jax.random.split(step_key)
             actions = random_actions(env, k_act, carry.timestep)
-            env_state, ts = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
-                jax.random.split(k_env, n), carry.env_state, actions, params
-            )
+            env_state, ts = self.batch.step(k_env, carry.env_state, actions, params)
             info = ts.info
             done = info["episode_done"]  # [E]
             w = done.astype(jnp.float32)
@@ -149,13 +147,22 @@ def summarize(totals: dict[str, jax.Array], env_steps: int | jax.Array) -> dict[
     }
 
 
-def make_rollout(env: MultiAgentEnv, num_envs: int, num_steps: int) -> Rollout:
+def make_rollout(
+    env: MultiAgentEnv, num_envs: int, num_steps: int, resets_per_step: int | None = None
+) -> Rollout:
     """Build a random-policy rollout of ``env``; see :class:`Rollout`.
 
-    The env is wrapped as ``EpisodeStats(AutoReset(env))``; reset and step are
-    vmapped over ``num_envs`` and scanned over ``num_steps``. The result is pure:
-    ``jax.jit(rollout)`` and ``jax.vmap(rollout, in_axes=(0, None))`` (over seeds) work.
+    The env is wrapped as ``BatchedAutoReset(EpisodeStats(env), num_envs, resets_per_step)``
+    (vmapped steps; fresh episodes computed only for the envs that ended) and scanned over
+    ``num_steps``. The result is pure: ``jax.jit(rollout)`` and
+    ``jax.vmap(rollout, in_axes=(0, None))`` (over seeds) work.
     """
     if int(num_envs) < 1 or int(num_steps) < 1:
         raise ValueError(f"num_envs and num_steps must be >= 1, got {num_envs} and {num_steps}")
-    return Rollout(env=EpisodeStats(AutoReset(env)), num_envs=int(num_envs), num_steps=int(num_steps))
+    stats = EpisodeStats(env)
+    return Rollout(
+        env=stats,
+        num_envs=int(num_envs),
+        num_steps=int(num_steps),
+        batch=BatchedAutoReset(stats, num_envs, resets_per_step),
+    )

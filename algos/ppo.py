@@ -5,8 +5,8 @@ PureJaxRL style: a :class:`Learner` is built once from an env and a
 are pure functions, so a whole run is ``lax.scan`` over updates and many seeds
 are one ``vmap``. One update:
 
-1. **rollout** — ``num_steps`` steps of ``num_envs`` envs (``EpisodeStats(AutoReset(env))``,
-   vmapped) by ``lax.scan``;
+1. **rollout** — ``num_steps`` steps of ``num_envs`` envs (``BatchedAutoReset(EpisodeStats(env))``:
+   vmapped steps, fresh episodes computed only for the envs that ended) by ``lax.scan``;
 2. **advantages** — GAE by a reverse scan, per *unit* (an agent for decentralised
    actors; the whole team for centralised ones), bootstrapping through truncations
    from the value of the final observation;
@@ -45,7 +45,7 @@ from alem.algos.losses import (
 )
 from alem.algos.networks import Network
 from alem.core import MultiAgentEnv
-from alem.wrappers import AutoReset, EpisodeStats
+from alem.wrappers import BatchedAutoReset, EpisodeStats
 
 __all__ = ["Learner", "LearnerState", "make_learner"]
 
@@ -121,10 +121,11 @@ def _weighted_mean(x: jax.Array, w: jax.Array) -> jax.Array:
 class Learner:
     """A compiled-once PPO learner for one env and one config (see the module docstring)."""
 
-    env: MultiAgentEnv  # EpisodeStats(AutoReset(raw env))
+    env: MultiAgentEnv  # EpisodeStats(raw env), one env
     cfg: LearnerConfig
     roles: np.ndarray  # role (parameter set) per unit, [M]
     num_roles: int
+    batch: BatchedAutoReset  # the num_envs copies of ``env``, auto-reset
 
     # ------------------------------------------------------------------ static description
     @property
@@ -247,9 +248,7 @@ class Learner:
         c = self.cfg
         env_params = self.env.default_params if env_params is None else env_params
         k_env, k_actor, k_critic, key = jax.random.split(key, 4)
-        env_state, ts = jax.vmap(self.env.reset, in_axes=(0, None))(
-            jax.random.split(k_env, c.num_envs), env_params
-        )
+        env_state, ts = self.batch.reset(k_env, env_params)
         gstate = self._global_state(env_state, env_params)
         a_in, c_in = self.inputs(ts.obs[0], gstate[0])
         resets = jnp.ones((1, 1), bool)
@@ -326,9 +325,7 @@ class Learner:
             h_c, v_raw, v = self.values(
                 carry.params, carry.hidden["critic"], c_in, carry.resets, carry.value_norm
             )
-            env_state, ts2 = jax.vmap(self.env.step, in_axes=(0, 0, 0, None))(
-                jax.random.split(k_env, c.num_envs), carry.env_state, env_act, env_params
-            )
+            env_state, ts2 = self.batch.step(k_env, carry.env_state, env_act, env_params)
             done = ts2.done
             if c.bootstrap_truncation and (not self.uses_global_state or self._final_gstate_from_obs):
                 final_obs = ts2.info["final_obs"]
@@ -551,5 +548,6 @@ def make_learner(env: MultiAgentEnv, cfg: LearnerConfig, roles: np.ndarray | Non
     if cfg.update_order == "sequential" and n < 2:
         raise LearnerConfigError("update_order=sequential (HAPPO) needs at least 2 agents")
     roles = resolve_roles(env, cfg) if roles is None else np.asarray(roles, np.int32)
-    wrapped = EpisodeStats(AutoReset(env))
-    return Learner(env=wrapped, cfg=cfg, roles=roles, num_roles=int(roles.max()) + 1)
+    wrapped = EpisodeStats(env)
+    batch = BatchedAutoReset(wrapped, cfg.num_envs, cfg.resets_per_step or None)
+    return Learner(env=wrapped, cfg=cfg, roles=roles, num_roles=int(roles.max()) + 1, batch=batch)

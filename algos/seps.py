@@ -56,18 +56,18 @@ def kmeans(points: np.ndarray, k: int, iters: int = 50) -> np.ndarray:
 
 def _collect(env: MultiAgentEnv, key: jax.Array, num_envs: int, num_steps: int):
     from alem.rollout import random_actions
-    from alem.wrappers import AutoReset
+    from alem.wrappers import BatchedAutoReset
 
-    auto = AutoReset(env)
+    batch = BatchedAutoReset(env, num_envs)
     params = env.default_params
     k0, k1 = jax.random.split(key)
-    state, ts = jax.vmap(auto.reset, (0, None))(jax.random.split(k0, num_envs), params)
+    state, ts = batch.reset(k0, params)
 
     def step(carry, k):
         state, ts = carry
         ka, ks = jax.random.split(k)
         act = random_actions(env, ka, ts)
-        state, ts2 = jax.vmap(auto.step, (0, 0, 0, None))(jax.random.split(ks, num_envs), state, act, params)
+        state, ts2 = batch.step(ks, state, act, params)
         return (state, ts2), (ts.obs, act, ts2.info["final_obs"], ts2.reward)
 
     _, data = jax.lax.scan(step, (state, ts), jax.random.split(k1, num_steps))

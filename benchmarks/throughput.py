@@ -41,7 +41,7 @@ import numpy as np
 import alem
 from alem.core import MultiAgentEnv
 from alem.rollout import random_actions
-from alem.wrappers import AutoReset
+from alem.wrappers import BatchedAutoReset
 
 __all__ = [
     "REFERENCES",
@@ -60,28 +60,29 @@ UNIT = "env-steps/s"
 # ---------------------------------------------------------------------------------------------- alem
 
 
-def make_alem_rollout(env: MultiAgentEnv, num_envs: int, num_steps: int) -> Callable[..., Any]:
+def make_alem_rollout(
+    env: MultiAgentEnv, num_envs: int, num_steps: int, resets_per_step: int | None = None
+) -> Callable[..., Any]:
     """A jitted ``rollout(key, params) -> (total_reward, final_state, final_ts)``.
 
     ``num_envs`` envs are reset, then stepped ``num_steps`` times by a random legal policy with
-    auto-reset (``vmap`` over envs inside a ``lax.scan`` over steps). ``total_reward`` sums every
+    auto-reset (:class:`~alem.wrappers.BatchedAutoReset`: ``vmap`` over envs inside a ``lax.scan``
+    over steps, fresh episodes computed only for the envs that ended). ``total_reward`` sums every
     agent's reward over all envs and steps. The final carry is returned so that nothing the env
     computes (observations included) is dead code for XLA.
     """
 
-    auto = AutoReset(env)
-    batched_reset = jax.vmap(auto.reset, in_axes=(0, None))
-    batched_step = jax.vmap(auto.step, in_axes=(0, 0, 0, None))
+    batch = BatchedAutoReset(env, num_envs, resets_per_step)
 
     def rollout(key, params):
         key_reset, key_run = jax.random.split(key)
-        state, ts = batched_reset(jax.random.split(key_reset, num_envs), params)
+        state, ts = batch.reset(key_reset, params)
 
         def body(carry, step_key):
             state, ts, total = carry
             key_act, key_env = jax.random.split(step_key)
             actions = random_actions(env, key_act, ts)  # the whole batch in one draw
-            state, ts = batched_step(jax.random.split(key_env, num_envs), state, actions, params)
+            state, ts = batch.step(key_env, state, actions, params)
             return (state, ts, total + ts.reward.sum()), None
 
         init = (state, ts, jnp.zeros((), jnp.float32))

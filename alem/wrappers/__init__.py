@@ -1,10 +1,11 @@
 """Wrappers: auto-reset, episode statistics, observation transforms, views and adapters.
 
-Typical stack for training: ``EpisodeStats(AutoReset(env))``; add
-``AgentIdOneHot(FlattenObs(...))`` or ``NormalizeObs`` around it as needed.
+Typical stack for training: ``BatchedAutoReset(EpisodeStats(env), num_envs)``, with per-env
+observation transforms (``AgentIdOneHot(FlattenObs(...))``) inside it; for a single env,
+``EpisodeStats(AutoReset(env))``, with ``NormalizeObs`` around it as needed.
 """
 
-from alem.wrappers.autoreset import AutoReset
+from alem.wrappers.autoreset import AutoReset, BatchedAutoReset
 from alem.wrappers.base import Wrapper
 from alem.wrappers.dict_view import DictView
 from alem.wrappers.episode_stats import EpisodeStats, EpisodeStatsState
@@ -21,6 +22,7 @@ __all__ = [
     "FromGymnax",
     "ToGymnax",
     "AutoReset",
+    "BatchedAutoReset",
     "DictView",
     "EpisodeStats",
     "EpisodeStatsState",

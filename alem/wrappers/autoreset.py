@@ -1,12 +1,18 @@
-"""Auto-reset with gymnax 1.0 semantics."""
+"""Auto-reset with gymnax 1.0 semantics: one env (:class:`AutoReset`) or a batch (:class:`BatchedAutoReset`)."""
 
 from __future__ import annotations
+
+import math
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 
-from alem.core import TimeStep
+from alem.core import MultiAgentEnv, TimeStep
+from alem.errors import EnvArgumentError
 from alem.wrappers.base import Wrapper
+
+__all__ = ["AutoReset", "BatchedAutoReset", "select_tree"]
 
 
 def select_tree(pred: jax.Array, on_true, on_false):
@@ -15,7 +21,7 @@ def select_tree(pred: jax.Array, on_true, on_false):
 
 
 class AutoReset(Wrapper):
-    """Resets the env inside ``step`` when an episode ends.
+    """Resets the env inside ``step`` when an episode ends (one env; see :class:`BatchedAutoReset`).
 
     Semantics (gymnax 1.0): ``step`` splits its key into a step key and a reset
     key. If the transition ends the episode, the returned state, ``obs``,
@@ -24,8 +30,9 @@ class AutoReset(Wrapper):
     final transition; the final observation is in ``info["final_obs"]``
     (the step's own obs when the episode did not end).
 
-    Both branches are computed and selected with ``where`` (no ``cond``), the
-    efficient choice under ``vmap``.
+    Both branches are computed and selected with ``where`` (no ``cond``): under
+    ``vmap`` every env pays a full reset at every step. For a batch of envs use
+    :class:`BatchedAutoReset`, which computes resets only for the envs that ended.
     """
 
     def reset(self, key, params=None):
@@ -48,3 +55,134 @@ class AutoReset(Wrapper):
             info={**ts_st.info, "final_obs": ts_st.obs},
         )
         return state, ts
+
+
+def _innermost_state(env: MultiAgentEnv, state: Any) -> Any:
+    while isinstance(env, Wrapper):
+        state, env = env.inner_state(state), env._env
+    return state
+
+
+def _with_innermost_state(env: MultiAgentEnv, state: Any, raw: Any) -> Any:
+    if not isinstance(env, Wrapper):
+        return raw
+    return env.with_inner_state(state, _with_innermost_state(env._env, env.inner_state(state), raw))
+
+
+class BatchedAutoReset:
+    """``num_envs`` copies of an env stepped together, each reset when its episode ends.
+
+    The result is that of ``jax.vmap`` over :class:`AutoReset` (gymnax 1.0
+    semantics: after a final transition the state, ``obs``, ``action_mask`` and
+    ``acting`` are a fresh episode's, ``reward``/``terminated``/``truncated``
+    the final transition's, ``info["final_obs"]`` its observation), but resets
+    are computed only for the envs that ended, ``resets_per_step`` at a time:
+
+    1. all envs step (``vmap``);
+    2. the envs that ended are ranked (``cumsum`` of ``done``);
+    3. ``resets_per_step`` (``K``) fresh resets are computed from distinct keys and
+       written (one scatter) into the envs of rank ``0..K-1``; while more envs
+       ended than were served, the next ``K`` fresh resets go to the next ranks
+       (``lax.while_loop``).
+
+    So every env that ended gets a reset of its own, drawn from a key no other
+    env uses: the distribution of start states is exactly that of ``env.reset``,
+    no two envs receive the same draw, and the case "more envs ended than
+    ``K``" costs another round, never a shared or stale state. The cost per
+    step is ``ceil(ended / K)`` batches of ``K`` resets instead of ``num_envs``
+    resets; nothing is computed when no env ended. Under an outer ``vmap`` (seeds)
+    the loop runs the largest count of rounds of any member.
+
+    ``env`` is the per-env stack (a raw env or wrappers around one, without
+    :class:`AutoReset`): :class:`~alem.wrappers.EpisodeStats` and stateless
+    observation transforms fit; the reset replaces the innermost env state only,
+    so outer wrappers keep their own state (episode statistics stay readable).
+    :class:`~alem.wrappers.NormalizeObs` must stay outside (it is rejected here).
+
+    The keys differ from :class:`AutoReset`'s (resets draw from a per-batch key,
+    not from each env's step key), so trajectories are equal in distribution,
+    not draw for draw.
+    """
+
+    def __init__(self, env: MultiAgentEnv, num_envs: int, resets_per_step: int | None = None):
+        from alem.wrappers.observation import NormalizeObs
+
+        layer = env
+        while isinstance(layer, Wrapper):
+            if isinstance(layer, AutoReset | NormalizeObs):
+                raise EnvArgumentError(
+                    f"BatchedAutoReset: the per-env stack must not contain {type(layer).__name__} "
+                    "(AutoReset: the batch already resets; NormalizeObs: put it outside, its reset "
+                    "starts fresh statistics)"
+                )
+            layer = layer._env
+        num_envs = int(num_envs)
+        if num_envs < 1:
+            raise EnvArgumentError(f"BatchedAutoReset: num_envs must be >= 1, got {num_envs}")
+        if resets_per_step is None:
+            resets_per_step = default_resets_per_step(num_envs)
+        resets_per_step = int(resets_per_step)
+        if not 1 <= resets_per_step <= num_envs:
+            raise EnvArgumentError(
+                f"BatchedAutoReset: resets_per_step must be in [1, num_envs={num_envs}], got {resets_per_step}"
+            )
+        self.env = env
+        self.num_envs = num_envs
+        self.resets_per_step = resets_per_step
+
+    def __repr__(self) -> str:
+        return f"BatchedAutoReset({self.env!r}, num_envs={self.num_envs}, resets_per_step={self.resets_per_step})"
+
+    def reset(self, key: jax.Array, params: Any = None) -> tuple[Any, TimeStep]:
+        """Reset every env from keys split off ``key``; ``info["final_obs"]`` is the reset obs."""
+        params = self.env.default_params if params is None else params
+        state, ts = jax.vmap(self.env.reset, in_axes=(0, None))(jax.random.split(key, self.num_envs), params)
+        return state, ts.replace(info={**ts.info, "final_obs": ts.obs})
+
+    def step(self, key: jax.Array, state: Any, actions: jax.Array, params: Any = None) -> tuple[Any, TimeStep]:
+        """Step every env with its own key; envs whose episode ended start a new one."""
+        env, e, k = self.env, self.num_envs, self.resets_per_step
+        params = env.default_params if params is None else params
+        key_step, key_reset = jax.random.split(key)
+        state, ts = jax.vmap(env.step, in_axes=(0, 0, 0, None))(
+            jax.random.split(key_step, e), state, actions, params
+        )
+        done = ts.done
+        final_obs = ts.obs
+        # ranked[r] = index of the r-th env (0-based) that ended; e (out of range) past the last.
+        ended = jnp.cumsum(done.astype(jnp.int32))
+        num_ended = ended[-1]
+        fresh = {"obs": ts.obs, "action_mask": ts.action_mask, "acting": ts.acting}
+
+        def serve(carry):
+            round_, state, fresh = carry
+            rank = round_ * k + jnp.arange(k, dtype=jnp.int32)
+            target = jnp.searchsorted(ended, rank + 1, side="left").astype(jnp.int32)  # e where none
+            keys = jax.random.split(jax.random.fold_in(key_reset, round_), k)
+            new_state, new_ts = jax.vmap(env.reset, in_axes=(0, None))(keys, params)
+            raw = _innermost_state(env, new_state)
+            put = lambda big, rows: big.at[target].set(rows, mode="drop")
+            inner = jax.tree.map(put, _innermost_state(env, state), raw)
+            state = _with_innermost_state(env, state, inner)
+            fresh = {
+                "obs": put(fresh["obs"], new_ts.obs),
+                "action_mask": put(fresh["action_mask"], new_ts.action_mask),
+                "acting": put(fresh["acting"], new_ts.acting),
+            }
+            return round_ + 1, state, fresh
+
+        _, state, fresh = jax.lax.while_loop(
+            lambda c: c[0] * k < num_ended, serve, (jnp.int32(0), state, fresh)
+        )
+        ts = ts.replace(**fresh, info={**ts.info, "final_obs": final_obs})
+        return state, ts
+
+
+def default_resets_per_step(num_envs: int) -> int:
+    """``ceil(num_envs / 8)``: one round when up to an eighth of the batch ends in a step.
+
+    Episodes of 8 or more steps on average (board games, MPE, pathfinding, LBF) are
+    usually served in one round; shorter ones (poker, one-shot matrix games) take a
+    few rounds of the same total cost as resetting only the envs that ended.
+    """
+    return max(1, math.ceil(num_envs / 8))

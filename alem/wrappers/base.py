@@ -13,7 +13,7 @@ class Wrapper(MultiAgentEnv):
     """Wraps an env; unknown attributes are looked up on the wrapped env.
 
     A wrapper that keeps its own state around the inner one overrides
-    :meth:`inner_state`, so state-reading methods (``global_state``, masks,
+    :meth:`inner_state` and :meth:`with_inner_state`, so state-reading methods (``global_state``, masks,
     text, rendering) keep working at any depth of wrapping.
     """
 
@@ -60,6 +60,11 @@ class Wrapper(MultiAgentEnv):
     def inner_state(self, state: Any) -> Any:
         """The directly wrapped env's state inside this wrapper's ``state`` (one level down)."""
         return state
+
+    def with_inner_state(self, state: Any, inner: Any) -> Any:
+        """``state`` with the directly wrapped env's state replaced by ``inner`` (inverse of
+        :meth:`inner_state`; :class:`~alem.wrappers.BatchedAutoReset` swaps fresh episodes in with it)."""
+        return inner
 
     def reset(self, key, params=None):
         return self._env.reset(key, params)

@@ -39,6 +39,9 @@ class EpisodeStats(Wrapper):
     def inner_state(self, state: EpisodeStatsState) -> Any:
         return state.env_state
 
+    def with_inner_state(self, state: EpisodeStatsState, inner: Any) -> EpisodeStatsState:
+        return state.replace(env_state=inner)
+
     def _info(self, ts, stats: EpisodeStatsState, done) -> dict:
         return {
             **ts.info,

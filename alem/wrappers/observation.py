@@ -119,6 +119,9 @@ class NormalizeObs(Wrapper):
     def inner_state(self, state: NormalizeObsState):
         return state.env_state
 
+    def with_inner_state(self, state: NormalizeObsState, inner: Any) -> NormalizeObsState:
+        return state.replace(env_state=inner)
+
     def observation_space(self, agent: int | None = None):
         inner = self._env.observation_space(agent)
         return spaces.Box(-self.clip, self.clip, inner.shape, dtype=jnp.float32)
