@@ -84,6 +84,12 @@ class MultiAgentEnv(Generic[TState, TParams]):
     supports_text: ClassVar[bool] = False
     #: Whether trajectories depend on the key (for given actions and params).
     stochastic: ClassVar[bool] = True
+    #: Whether at most one agent acts per step (``acting`` has at most one True; the rows of
+    #: waiting agents in ``action_mask`` are all False). Samplers then draw one action per env.
+    turn_based: ClassVar[bool] = False
+    #: Whether ``reset`` returns the same state for every key (board games). Batched
+    #: auto-reset then computes it once per step and selects it where episodes ended.
+    fixed_start: ClassVar[bool] = False
     #: Whether actions are ``[N, d]`` floats instead of ``[N]`` indices (may be set per
     #: instance, e.g. by adapters). Continuous envs report ``action_mask [N, d]``: True on every real
     #: action dimension, False on the padding of heterogeneous agents.
@@ -133,6 +139,12 @@ class MultiAgentEnv(Generic[TState, TParams]):
     @property
     def default_params(self) -> TParams:
         raise NotImplementedError
+
+    @property
+    def episode_steps_hint(self) -> float:
+        """Typical episode length in steps under random play (default 8). A performance hint only:
+        :class:`~alem.wrappers.BatchedAutoReset` sizes its rounds of fresh episodes with it."""
+        return 8.0
 
     # ------------------------------------------------------------------ dynamics
     def reset_env(self, key: PRNGKeyArray, params: TParams) -> tuple[TState, TimeStep]:

@@ -67,14 +67,21 @@ def random_actions(env: MultiAgentEnv, key: PRNGKeyArray, ts: TimeStep) -> jax.A
     """Uniform-random legal actions after timestep ``ts`` (leading batch axes allowed).
 
     Discrete envs sample uniformly among the legal actions of ``ts.action_mask``
-    in one draw for the whole batch; continuous envs (``env.continuous_actions``)
-    sample the stacked action Box ``env.action_space()`` once per env.
+    in one draw for the whole batch; in ``turn_based`` envs only the acting agent's
+    row can hold legal moves, so one action per env is drawn (from the union of the
+    rows) and given to the acting agent (the others get 0, which the env ignores) —
+    half the random numbers and mask work of a row per agent in a two-player game.
+    Continuous envs (``env.continuous_actions``) sample the stacked action Box
+    ``env.action_space()`` once per env.
     """
     if env.continuous_actions:
         space = env.action_space()
         batch = ts.reward.shape[:-1]
         keys = jax.random.split(key, math.prod(batch))
         return jax.vmap(space.sample)(keys).reshape(*batch, *space.shape)
+    if env.turn_based:
+        one = random_legal_actions(key, ts.action_mask.any(axis=-2))  # [...]: the acting row's moves
+        return jnp.where(ts.acting, one[..., None], 0).astype(jnp.int32)
     return random_legal_actions(key, ts.action_mask)
 
 

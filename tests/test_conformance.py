@@ -145,6 +145,27 @@ def test_rollout_obs_in_space_and_masks_valid(h):
     assert bool(ts.acting.any(-1).all()), "nobody acts"
 
 
+def test_turn_based_flag_matches_the_dynamics(h):
+    """``turn_based`` envs let at most one agent act, and waiting agents' mask rows are all False."""
+    _, (ts, _, _) = h.traj(0)
+    several = bool((ts.acting.sum(-1) > 1).any())
+    if h.env.turn_based:
+        assert not several, "turn_based env with several acting agents in one step"
+        if not h.env.continuous_actions:
+            assert not bool((ts.action_mask & ~ts.acting[..., None]).any()), "a waiting agent has legal moves"
+    elif h.env.num_agents > 1:
+        assert several, "several agents act at once: declare nothing; one at a time: set turn_based"
+
+
+def test_fixed_start_flag_matches_reset(h):
+    """``fixed_start`` envs return the same state and timestep for every reset key."""
+    keys = jax.random.split(jax.random.key(11), 8)
+    states, ts = jax.vmap(h.env.reset, (0, None))(keys, h.params)
+    same = all(bool((x == x[:1]).all()) for x in jax.tree.leaves((states, ts)))
+    if h.env.fixed_start:
+        assert same, "fixed_start env whose reset depends on the key"
+
+
 def test_global_state_in_its_space(h):
     _, (ts, gs, _) = h.traj(0)
     space = h.env.global_state_space()

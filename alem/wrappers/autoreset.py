@@ -120,7 +120,7 @@ class BatchedAutoReset:
         if num_envs < 1:
             raise EnvArgumentError(f"BatchedAutoReset: num_envs must be >= 1, got {num_envs}")
         if resets_per_step is None:
-            resets_per_step = default_resets_per_step(num_envs)
+            resets_per_step = default_resets_per_step(num_envs, env.episode_steps_hint)
         resets_per_step = int(resets_per_step)
         if not 1 <= resets_per_step <= num_envs:
             raise EnvArgumentError(
@@ -149,6 +149,13 @@ class BatchedAutoReset:
         )
         done = ts.done
         final_obs = ts.obs
+        if env.fixed_start:  # one start state for all: compute it once, select it where ended
+            new_state, new_ts = env.reset(key_reset, params)
+            pick = lambda new, old: jnp.where(done.reshape((-1,) + (1,) * (old.ndim - 1)), new, old)
+            inner = jax.tree.map(pick, _innermost_state(env, new_state), _innermost_state(env, state))
+            state = _with_innermost_state(env, state, inner)
+            fresh = {f: pick(getattr(new_ts, f), getattr(ts, f)) for f in ("obs", "action_mask", "acting")}
+            return state, ts.replace(**fresh, info={**ts.info, "final_obs": final_obs})
         # ranked[r] = index of the r-th env (0-based) that ended; e (out of range) past the last.
         ended = jnp.cumsum(done.astype(jnp.int32))
         num_ended = ended[-1]
@@ -178,11 +185,16 @@ class BatchedAutoReset:
         return state, ts
 
 
-def default_resets_per_step(num_envs: int) -> int:
-    """``ceil(num_envs / 8)``: one round when up to an eighth of the batch ends in a step.
+def default_resets_per_step(num_envs: int, episode_steps: float = 8.0) -> int:
+    """Fresh episodes per round: the expected number of envs ending in a step plus three
+    standard deviations, so one round almost always serves them all.
 
-    Episodes of 8 or more steps on average (board games, MPE, pathfinding, LBF) are
-    usually served in one round; shorter ones (poker, one-shot matrix games) take a
-    few rounds of the same total cost as resetting only the envs that ended.
+    With episodes of ``L`` steps (``env.episode_steps_hint``) about ``num_envs / L`` envs end
+    per step; their count is close to binomial. Envs that start together and have a fixed
+    length (MPE, pathfinding) all end in the same step: they take several rounds then, the
+    same total work as one reset each, and no round at all in the other steps.
     """
-    return max(1, math.ceil(num_envs / 8))
+    rate = 1.0 / max(float(episode_steps), 1.0)
+    mean = num_envs * rate
+    k = math.ceil(mean + 3.0 * math.sqrt(mean * (1.0 - rate)))
+    return int(min(num_envs, max(1, k)))

@@ -40,6 +40,8 @@ class Wrapper(MultiAgentEnv):
     role_names = property(lambda self: self._env.role_names)  # type: ignore[assignment]
     supports_text = property(lambda self: self._env.supports_text)  # type: ignore[assignment]
     stochastic = property(lambda self: self._env.stochastic)  # type: ignore[assignment]
+    turn_based = property(lambda self: self._env.turn_based)  # type: ignore[assignment]
+    fixed_start = property(lambda self: self._env.fixed_start)  # type: ignore[assignment]
     continuous_actions = property(lambda self: self._env.continuous_actions)  # type: ignore[assignment]
     illegal_action = property(lambda self: self._env.illegal_action)
     version = property(lambda self: self._env.version)  # type: ignore[assignment]
@@ -47,6 +49,10 @@ class Wrapper(MultiAgentEnv):
     @property
     def default_params(self) -> Any:
         return self._env.default_params
+
+    @property
+    def episode_steps_hint(self) -> float:
+        return self._env.episode_steps_hint
 
     def observation_space(self, agent: int | None = None):
         return self._env.observation_space(agent)

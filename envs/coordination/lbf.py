@@ -245,6 +245,10 @@ class LevelBasedForaging(MultiAgentEnv[LBFState, LBFParams]):
     def default_params(self) -> LBFParams:
         return self._default_params
 
+    @property
+    def episode_steps_hint(self) -> float:
+        return float(self._default_params.max_episode_steps)
+
     def _one_obs_space(self) -> spaces.Box:
         n, f = self.num_agents, self.num_food
         if self.grid_observation:

@@ -123,6 +123,8 @@ class BoardGame(MultiAgentEnv[BoardState, BoardParams]):
     illegal_action_modes: ClassVar[tuple[str, ...]] = ("replace", "lose")
     supports_text: ClassVar[bool] = True
     stochastic: ClassVar[bool] = False
+    turn_based: ClassVar[bool] = True
+    fixed_start: ClassVar[bool] = True
     title: ClassVar[str] = "a board game"
     #: RGB glyph per mark (index 0 = player 0) for :meth:`render_rgb`.
     glyphs: ClassVar[tuple[str, str]] = ("disc", "disc")
@@ -170,8 +172,26 @@ class BoardGame(MultiAgentEnv[BoardState, BoardParams]):
 
     # ------------------------------------------------------------------ dynamics
     def wins(self, board: jax.Array, mark: jax.Array) -> jax.Array:
-        """bool ``[]``: ``mark`` owns a whole line of ``k`` on ``board``."""
-        return jnp.all(board[self.lines] == mark, axis=-1).any()
+        """bool ``[]``: ``mark`` owns a whole line of ``k`` on ``board``.
+
+        Per direction, the AND of ``k`` shifted static slices of the mark's plane: every
+        window of ``k`` at once, all elementwise (XLA fuses it into one loop). Gathering the
+        precomputed line table (``self.lines``) was 1.2x slower per env step in connect four.
+        """
+        own = (board == mark).reshape(self.height, self.width)
+        h, w, k = self.height, self.width, self.k
+        found = jnp.bool_(False)
+        for dr, dc in ((0, 1), (1, 0), (1, 1), (1, -1)):
+            rows, cols = h - dr * (k - 1), w - abs(dc) * (k - 1)
+            if rows <= 0 or cols <= 0:
+                continue
+            c0 = 0 if dc >= 0 else k - 1  # anti-diagonals start k-1 columns in
+            run = own[0:rows, c0 : c0 + cols]
+            for i in range(1, k):
+                r, c = dr * i, c0 + dc * i
+                run = run & own[r : r + rows, c : c + cols]
+            found = found | run.any()
+        return found
 
     def acting(self, state: BoardState, params: BoardParams | None = None) -> jax.Array:
         return (jnp.arange(2) == state.player) & ~state.terminated

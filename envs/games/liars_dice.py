@@ -109,6 +109,11 @@ class LiarsDice(MultiAgentEnv[LiarsDiceState, LiarsDiceParams]):
     illegal_action_modes: ClassVar[tuple[str, ...]] = ("replace", "lose")
     supports_text: ClassVar[bool] = True
     stochastic: ClassVar[bool] = True
+    turn_based: ClassVar[bool] = True
+
+    @property
+    def episode_steps_hint(self) -> float:
+        return 1.5 + 1.8 * self.dice_per_player  # 3.3 with one die each under random play, measured
 
     def __init__(self, dice_per_player: int = 1, dice_sides: int = 6, *, illegal_action: str = "replace"):
         super().__init__(illegal_action=illegal_action)

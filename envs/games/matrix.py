@@ -226,6 +226,12 @@ class RepeatedGame(MultiAgentEnv[RepeatedGameState, Any]):
     def stochastic(self) -> bool:  # type: ignore[override]
         return bool(self.default_params.continue_prob < 1.0)
 
+    @property
+    def episode_steps_hint(self) -> float:
+        p = self.default_params
+        stop = 1.0 - float(p.continue_prob)  # expected length of the geometric stop, capped by the horizon
+        return float(p.num_rounds) if stop <= 0 else min(float(p.num_rounds), 1.0 / stop)
+
     def payoff(self, params: Any, joint_action: jax.Array) -> jax.Array:
         """float32 ``[N]`` rewards of one joint action ``[N]``."""
         raise NotImplementedError

@@ -133,6 +133,7 @@ class PokerEnv(MultiAgentEnv):
     illegal_action_modes: ClassVar[tuple[str, ...]] = ("replace", "lose")
     supports_text: ClassVar[bool] = True
     stochastic: ClassVar[bool] = True
+    turn_based: ClassVar[bool] = True
 
     #: Deck size and number of cards dealt at reset (set by subclasses).
     num_cards: int

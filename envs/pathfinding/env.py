@@ -214,6 +214,10 @@ class PathfindingEnv(MultiAgentEnv[PathfindingState, PathfindingParams]):
     def default_params(self) -> PathfindingParams:
         return self._params
 
+    @property
+    def episode_steps_hint(self) -> float:
+        return float(self._params.max_steps)
+
     def _obs_shape(self) -> tuple[int, ...]:
         if self.obs_type == "local":
             s = 2 * self.obs_radius + 1

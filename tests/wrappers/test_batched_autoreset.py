@@ -14,7 +14,7 @@ from alem import spaces
 from alem.core import MultiAgentEnv, TimeStep
 from alem.errors import EnvArgumentError
 from alem.rollout import random_legal_actions
-from alem.wrappers import AutoReset, BatchedAutoReset, EpisodeStats, FlattenObs, NormalizeObs
+from alem.wrappers import AutoReset, BatchedAutoReset, EpisodeStats, FlattenObs, NormalizeObs, Wrapper
 
 E = 24
 
@@ -23,16 +23,25 @@ def _trees_equal(a, b) -> bool:
     return all(jax.tree.leaves(jax.tree.map(lambda x, y: bool(jnp.array_equal(x, y)), a, b)))
 
 
+class _RoundsOnly(Wrapper):
+    """Hides ``fixed_start`` so BatchedAutoReset serves the board games in rounds of K resets."""
+
+    fixed_start = False
+
+
 @pytest.mark.parametrize("env_id", ["tic_tac_toe-v0", "connect_four-v0"])
-def test_equals_vmapped_autoreset_when_reset_is_deterministic(env_id):
-    """Board games start from one state, so any K must give vmap(AutoReset)'s exact transitions,
-    episode statistics included (the reset swaps only the innermost state in)."""
+@pytest.mark.parametrize("rounds", [True, False], ids=["rounds", "fixed_start"])
+def test_equals_vmapped_autoreset_when_reset_is_deterministic(env_id, rounds):
+    """Board games start from one state, so any K (and the fixed-start shortcut) must give
+    vmap(AutoReset)'s exact transitions, episode statistics included (the reset swaps only the
+    innermost state in)."""
     env = alem.make(env_id)
+    assert env.fixed_start
     params = env.default_params
     plain = EpisodeStats(AutoReset(env))
     plain_step = jax.jit(jax.vmap(plain.step, (0, 0, 0, None)))
-    for k in (1, 5, E):
-        batch = BatchedAutoReset(EpisodeStats(env), E, k)
+    for k in (1, 5, E) if rounds else (None,):
+        batch = BatchedAutoReset(EpisodeStats(_RoundsOnly(env) if rounds else env), E, k)
         step = jax.jit(batch.step)
         sb, tb = batch.reset(jax.random.key(0), params)
         sa, ta = jax.vmap(plain.reset, (0, None))(jax.random.split(jax.random.key(0), E), params)
@@ -213,4 +222,16 @@ def test_bad_stacks_and_sizes_are_refused():
         BatchedAutoReset(env, 8, 0)
     with pytest.raises(EnvArgumentError, match="num_envs"):
         BatchedAutoReset(env, 0)
-    assert BatchedAutoReset(env, 100).resets_per_step == 13
+
+
+@pytest.mark.parametrize(("env_id", "num_envs"), [("tic_tac_toe-v0", 100), ("kuhn_poker-v0", 1024), ("mpe/simple-v0", 4096)])
+def test_default_round_covers_the_usual_number_of_ended_envs(env_id, num_envs):
+    """The default K is at least the mean number of envs ending per step plus three standard
+    deviations (binomial), measured here from a random rollout, and one-shot games get K = N."""
+    env = alem.make(env_id)
+    k = BatchedAutoReset(env, num_envs).resets_per_step
+    ends = _fresh_starts(env, 256, 60, 256, lambda s: jnp.zeros(()))
+    rate = len(ends) / (256 * 60)
+    mean, sd = num_envs * rate, np.sqrt(num_envs * rate * (1 - rate))
+    assert mean + 2.5 * sd <= k <= min(num_envs, 1.5 * mean + 4 * sd + 1)
+    assert BatchedAutoReset(alem.make("prisoners_dilemma-v0"), 64).resets_per_step == 64

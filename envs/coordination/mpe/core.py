@@ -311,6 +311,10 @@ class MPEEnv(MultiAgentEnv[MPEState, MPEParams]):
     def default_params(self) -> MPEParams:
         return MPEParams(max_cycles=jnp.int32(self._max_cycles), local_ratio=jnp.float32(self._local_ratio))
 
+    @property
+    def episode_steps_hint(self) -> float:
+        return float(self._max_cycles)
+
     def observation_space(self, agent: int | None = None) -> spaces.Space:
         """Real entries are unbounded; padded entries (beyond ``obs_dims[i]``) are always 0."""
         real = np.arange(self.obs_width)[None, :] < np.asarray(self.obs_dims)[:, None]
