@@ -16,9 +16,39 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["Network"]
+__all__ = ["Network", "orthogonal"]
 
 _ACTIVATIONS = {"tanh": nn.tanh, "relu": nn.relu}
+
+
+def orthogonal(scale: float = 1.0):
+    """Orthogonal initializer (Saxe et al.), as ``flax.linen.initializers.orthogonal``, without LAPACK.
+
+    Draws the same distribution as flax's (a Gaussian matrix orthonormalised, with the signs
+    that make it Haar-distributed) by Gram-Schmidt, applied twice for stability, in a
+    ``fori_loop`` of matrix-vector products. Flax's QR is a LAPACK custom call that, batched
+    under ``vmap`` (seeds, roles), parallelises over jaxlib's CPU thread pool from inside that
+    pool: on a 2-core machine two such calls can wait on each other for ever (seen with
+    jax 0.10.2: every thread asleep in ``lapack_sorgqr_ffi`` -> ``ParallelBatchMap``).
+    """
+
+    def init(key: jax.Array, shape: Sequence[int], dtype=jnp.float32) -> jax.Array:
+        rows, cols = int(np.prod(shape[:-1])), int(shape[-1])
+        n, m = max(rows, cols), min(rows, cols)
+        a = jax.random.normal(key, (n, m), jnp.float32)
+        before = jnp.arange(m)
+
+        def column(j, q):
+            v = a[:, j]
+            for _ in range(2):  # classical Gram-Schmidt, twice
+                v = v - q @ (jnp.where(before < j, q.T @ v, 0.0))
+            return q.at[:, j].set(v / jnp.linalg.norm(v))
+
+        q = jax.lax.fori_loop(0, m, column, jnp.zeros((n, m), jnp.float32))
+        q = q.T if rows < cols else q
+        return (scale * q).reshape(shape).astype(dtype)
+
+    return init
 
 
 class _GRU(nn.Module):
@@ -26,7 +56,7 @@ class _GRU(nn.Module):
 
     @nn.compact
     def __call__(self, h, xs, resets):
-        cell = nn.GRUCell(self.width)
+        cell = nn.GRUCell(self.width, recurrent_kernel_init=orthogonal())
 
         def step(cell, h, inputs):
             x, reset = inputs
@@ -51,10 +81,10 @@ class Network(nn.Module):
     def __call__(self, h, x, resets):
         act = _ACTIVATIONS[self.activation]
         for width in self.hidden:
-            x = act(nn.Dense(width, kernel_init=nn.initializers.orthogonal(np.sqrt(2)))(x))
+            x = act(nn.Dense(width, kernel_init=orthogonal(np.sqrt(2)))(x))
         if self.recurrent:
             h, x = _GRU(self.recurrent)(h, x, resets)
-        out = nn.Dense(self.out_dim, kernel_init=nn.initializers.orthogonal(self.head_scale))(x)
+        out = nn.Dense(self.out_dim, kernel_init=orthogonal(self.head_scale))(x)
         return h, out
 
     def initial_hidden(self, batch: tuple[int, ...]) -> jax.Array:

@@ -15,7 +15,9 @@ programs never share a JAX runtime::
 No JaxMARL code lives here: ``make_train`` is imported from the given file at run time and called
 with the config that sits next to it (``config/ippo_ff_mpe.yaml``), ``TOTAL_TIMESTEPS`` and
 ``NUM_SEEDS`` replaced. Its per-update ``io_callback`` (metrics to the host for ``wandb.log``; wandb
-is off in the shipped config) is replaced by a no-op, so JaxMARL does slightly less work.
+is off in the shipped config) is replaced by a no-op, so JaxMARL does slightly less work, and its
+orthogonal initializer by alem's (same distribution, no LAPACK call: flax's batched QR deadlocks
+jaxlib's CPU thread pool on 2-core machines, which was the benchmark's "hang").
 
 One env step is one transition of one env (3 agents): ``env-steps/s = seeds * total steps / s``.
 ``ratio`` = alem median / JaxMARL median (> 1: alem is faster). Each repetition also records the
@@ -115,6 +117,15 @@ def prepare_alem(
 
 def load_make_train(script: Path) -> Callable[[dict], Callable]:
     """``make_train`` from a JaxMARL checkout's ``ippo_ff_mpe.py`` (imported, not copied)."""
+    # Its networks use flax's orthogonal initializer, a batched LAPACK QR under the seeds' vmap that
+    # deadlocks jaxlib's 2-thread CPU pool (the "hang" seen here: every thread asleep in
+    # lapack_sorgqr_ffi -> ParallelBatchMap). alem's initializer draws the same distribution with
+    # matrix-vector products only; swapping it in changes the one-time init, not the training loop.
+    import flax.linen.initializers
+
+    from alem.algos.networks import orthogonal
+
+    flax.linen.initializers.orthogonal = orthogonal
     spec = importlib.util.spec_from_file_location("jaxmarl_ippo_ff_mpe", script)
     if spec is None or spec.loader is None:
         raise SystemExit(f"--jaxmarl-ippo: cannot import {script}")

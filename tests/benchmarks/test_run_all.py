@@ -1,0 +1,111 @@
+"""benchmarks/run_all.py: the smoke run gives well-formed results; jobs never hang; the GPU script's sizes."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "benchmarks" / "run_all.py"
+
+
+def _module():
+    spec = importlib.util.spec_from_file_location("alem_run_all", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    out = tmp_path_factory.mktemp("run_all")
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "--quick", "--out-dir", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out, json.loads((out / "results.json").read_text())
+
+
+def test_quick_run_covers_every_family_with_well_formed_rows(quick):
+    out, result = quick
+    assert result["mode"] == "quick"
+    assert {"jax_version", "cpu_model", "date", "jax_backend"} <= set(result["machine"])
+    assert result["load_before"] is not None and len(result["load_before"]) == 3
+    families = {j["family"].split("-")[0] for j in result["jobs"]}
+    assert families >= {"games", "mpe", "lbf", "pathfinding"}
+    for job in result["jobs"]:
+        assert job["status"] in ("ok", "skipped"), f"{job['name']}: {job['status']}: {job.get('reason')}"
+        if job["status"] == "skipped":
+            assert "not installed" in job["reason"] or "pass --jaxmarl-ippo" in job["reason"], job
+            continue
+        assert job["rows"], job["name"]
+        assert (out / "jobs" / f"{job['name']}.json").is_file()
+        for row in job["rows"]:
+            assert row["alem"] > 0 and math.isfinite(row["alem"]) and row["alem_compile_s"] > 0
+            if row["ref"] is not None:
+                assert row["ratio"] == pytest.approx(row["alem"] / row["ref"])
+                assert row["met"] == (None if row["target"] is None else row["ratio"] >= row["target"])
+            else:
+                assert row["ratio"] is None and row["met"] is None
+    # dev-extra references run in the smoke test (pgx, OpenSpiel, mpe2, lbforaging)
+    ok = {j["name"] for j in result["jobs"] if j["status"] == "ok"}
+    assert {"games-tic_tac_toe-pgx", "games-kuhn_poker-openspiel", "lbf-lbf-lbforaging"} <= ok
+    table = (out / "table.md").read_text()
+    rows = [r for j in result["jobs"] for r in j["rows"]]
+    assert len([ln for ln in table.splitlines() if ln.startswith("| ") and "---" not in ln]) >= len(rows) + 1
+    assert "load average" in table
+
+
+def test_a_second_run_never_overwrites_the_first(quick):
+    out, _ = quick
+    before = (out / "results.json").read_bytes()
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "--quick", "--out-dir", str(out)], capture_output=True, text=True, cwd=ROOT
+    )
+    assert proc.returncode != 0 and "already holds results" in proc.stderr
+    assert (out / "results.json").read_bytes() == before
+
+
+def test_a_job_past_its_time_limit_is_stopped_and_reported(tmp_path):
+    ra = _module()
+    job = ra.Job("sleeper", "games", "none", ["-c", "import time; time.sleep(60)"], lambda d: [], None, 2.0)
+    rec = ra.run_job(job, tmp_path)
+    assert rec["status"] == "timeout" and "2 s" in rec["reason"] and rec["rows"] == []
+    crash = ra.Job("crash", "games", "none", ["-c", "raise SystemExit('boom')"], lambda d: [], None, 30.0)
+    rec = ra.run_job(crash, tmp_path)
+    assert rec["status"] == "error" and "boom" in rec["reason"]
+
+
+def test_gpu_script_measures_65536_and_a_million_envs_per_family():
+    ra = _module()
+    args = argparse.Namespace(quick=False, device="gpu", reps=5, only=None, jaxmarl_ippo=None)
+    jobs = ra.jobs_for(args)
+    sizes = {}
+    for job in jobs:
+        i = job.argv.index("--num-envs")
+        sizes.setdefault(job.family, set()).update(int(x) for x in job.argv[i + 1 : i + 3])
+    for family in ("games", "mpe", "pathfinding"):
+        assert sizes[family] >= {65536, 1 << 20}, family
+    assert sum(j.timeout_s for j in jobs) < 8 * 60 + 300  # each job bounded; the run's budget is 450 s
+
+
+def test_gpu_mode_refuses_a_machine_without_gpu(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "--device", "gpu", "--out-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={"JAX_PLATFORMS": "cpu", "PATH": ""},
+    )
+    assert proc.returncode != 0 and "needs a GPU backend" in proc.stderr
