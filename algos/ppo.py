@@ -102,7 +102,8 @@ class Batch:
     mask: jax.Array  # [T, E, N, A]
     acting: jax.Array  # [T, E, N]
     action: jax.Array  # [T, E, Md] in distribution space
-    old_logp: jax.Array  # [T, E, Md, Ad]
+    old_logp: jax.Array  # [T, E, Md] log-probability of the action taken
+    old_table: jax.Array  # [T, E, Md, Ad] every action's (DPO's exact KL); [T, E, Md, 0] otherwise
     value: jax.Array  # [T, E, M] denormalised
     value_raw: jax.Array  # [T, E, M] network output
     reward: jax.Array  # [T, E, M]
@@ -194,6 +195,13 @@ class Learner:
         ``h [B, U, H]``, ``x [T, B, U, D]``, ``resets [T, B]`` -> ``h [B, U, H]``, ``out [T, B, U, O]``.
         """
         f = lambda p, h_u, x_u: net.apply(p, h_u, x_u, resets)
+        if self.num_roles == 1 and not self.cfg.recurrent:
+            # One feed-forward network for every unit: fold the units into the batch (one
+            # matmul per layer, no transposes in and out of a vmap over units).
+            p = jax.tree.map(lambda a: a[0], params)
+            t, b, u = x.shape[:3]
+            _, out = net.apply(p, h.reshape(b * u, -1), x.reshape(t, b * u, -1), jnp.repeat(resets, u, axis=1))
+            return h, out.reshape(t, b, u, -1)
         if self.num_roles == 1:
             p = jax.tree.map(lambda a: a[0], params)
             return jax.vmap(f, in_axes=(None, 1, 2), out_axes=(1, 2))(p, h, x)
@@ -213,15 +221,26 @@ class Learner:
             return joint_actions.decode(dist_actions[..., 0], self.n, self.num_actions)
         return dist_actions
 
-    def unit_terms(self, logp_table, old_table, actions, acting):
-        """Per-unit log-prob of the taken action, old log-prob, KL(old||new) and entropy ``[..., M]``."""
-        take = lambda t: jnp.take_along_axis(t, actions[..., None], axis=-1)[..., 0]
-        logp, old, kl, ent = (
-            take(logp_table),
-            take(old_table),
-            categorical_kl(old_table, logp_table),
-            categorical_entropy(logp_table),
-        )
+    @property
+    def _exact_kl(self) -> bool:
+        """DPO's penalty needs the exact KL(old||new), hence the old log-prob of every action."""
+        return self.cfg.objective == "dpo"
+
+    def unit_terms(self, logp_table, old_logp, old_table, actions, acting):
+        """Per-unit log-prob of the taken action, old log-prob, KL(old||new) and entropy ``[..., M]``.
+
+        The KL is exact for DPO (its loss uses it); otherwise it is only reported, and the
+        unbiased estimator ``(r - 1) - log r`` of the taken action (Schulman's k3) spares
+        storing every action's old log-probability per step.
+        """
+        logp = jnp.take_along_axis(logp_table, actions[..., None], axis=-1)[..., 0]
+        old = old_logp
+        if self._exact_kl:
+            kl = categorical_kl(old_table, logp_table)
+        else:
+            log_r = logp - old
+            kl = jnp.expm1(log_r) - log_r
+        ent = categorical_entropy(logp_table)
         if self.cfg.actor == "joint":  # one team decision: sum over the agents that act
             w = acting.astype(jnp.float32)
             logp, old, kl, ent = ((x * w).sum(-1, keepdims=True) for x in (logp, old, kl, ent))
@@ -351,7 +370,8 @@ class Learner:
                 mask=ts.action_mask,
                 acting=ts.acting,
                 action=dist_act,
-                old_logp=logp_table,
+                old_logp=jnp.take_along_axis(logp_table, dist_act[..., None], axis=-1)[..., 0],
+                old_table=logp_table if self._exact_kl else logp_table[..., :0],
                 value=v,
                 value_raw=v_raw,
                 reward=self.unit_reward(ts2.reward),
@@ -376,7 +396,7 @@ class Learner:
         a_in, c_in = self.inputs(mb.obs, mb.gstate)
         _, out = self._apply(self.actor_net, params["actor"], h0["actor"], a_in, mb.resets)
         logp_table = self.distribution(out, mb.mask)
-        logp, old, kl, ent = self.unit_terms(logp_table, mb.old_logp, mb.action, mb.acting)
+        logp, old, kl, ent = self.unit_terms(logp_table, mb.old_logp, mb.old_table, mb.action, mb.acting)
         ratio = jnp.exp(logp - old)
         w_pg = self.unit_acting(mb.acting).astype(jnp.float32) * agent_w
         if c.normalize_advantages:
@@ -429,9 +449,12 @@ class Learner:
             )
             updates, new_opt = jax.vmap(self.tx.update)(grads, opt_state, params)
             new_params = optax.apply_updates(params, updates)
-            keep = lambda new, old: jnp.where(role_mask.reshape((-1,) + (1,) * (new.ndim - 1)), new, old)
-            params = jax.tree.map(keep, new_params, params)
-            opt_state = jax.tree.map(keep, new_opt, opt_state)
+            if role_mask is None:  # every role updates
+                params, opt_state = new_params, new_opt
+            else:
+                keep = lambda new, old: jnp.where(role_mask.reshape((-1,) + (1,) * (new.ndim - 1)), new, old)
+                params = jax.tree.map(keep, new_params, params)
+                opt_state = jax.tree.map(keep, new_opt, opt_state)
             return (params, opt_state), metrics
 
         def epoch(carry, k):
@@ -447,7 +470,7 @@ class Learner:
         a_in, _ = self.inputs(batch.obs, batch.gstate)
         _, out = self._apply(self.actor_net, params["actor"], hidden0["actor"], a_in, batch.resets)
         logp, old, kl, _ = self.unit_terms(
-            self.distribution(out, batch.mask), batch.old_logp, batch.action, batch.acting
+            self.distribution(out, batch.mask), batch.old_logp, batch.old_table, batch.action, batch.acting
         )
         return jnp.exp(logp - old), kl
 
@@ -499,7 +522,7 @@ class Learner:
             metrics = jax.tree.map(jnp.mean, metrics)
         else:
             state, metrics = self._optimise(
-                state, batch, hidden0, adv, targets, jnp.ones((m,)), jnp.ones((self.num_roles,), bool), k_opt
+                state, batch, hidden0, adv, targets, jnp.ones((m,)), None, k_opt
             )
         if c.objective == "dpo":
             _, kl = self._unit_ratio_and_kl(state.params, batch, hidden0)
