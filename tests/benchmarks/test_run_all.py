@@ -19,6 +19,7 @@ SCRIPT = ROOT / "benchmarks" / "run_all.py"
 def _module():
     spec = importlib.util.spec_from_file_location("alem_run_all", SCRIPT)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up while being defined
     spec.loader.exec_module(module)
     return module
 
@@ -71,7 +72,10 @@ def test_a_second_run_never_overwrites_the_first(quick):
     out, _ = quick
     before = (out / "results.json").read_bytes()
     proc = subprocess.run(
-        [sys.executable, str(SCRIPT), "--quick", "--out-dir", str(out)], capture_output=True, text=True, cwd=ROOT
+        [sys.executable, str(SCRIPT), "--quick", "--out-dir", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
     )
     assert proc.returncode != 0 and "already holds results" in proc.stderr
     assert (out / "results.json").read_bytes() == before
@@ -97,7 +101,25 @@ def test_gpu_script_measures_65536_and_a_million_envs_per_family():
         sizes.setdefault(job.family, set()).update(int(x) for x in job.argv[i + 1 : i + 3])
     for family in ("games", "mpe", "pathfinding"):
         assert sizes[family] >= {65536, 1 << 20}, family
-    assert sum(j.timeout_s for j in jobs) < 8 * 60 + 300  # each job bounded; the run's budget is 450 s
+
+
+def test_no_job_runs_past_the_runs_budget(tmp_path, monkeypatch):
+    """The GPU script has 450 s: each job's limit is cut to what is left, none starts with < 10 s."""
+    import time
+
+    ra = _module()
+    seen = []
+
+    def fake_run(argv, **kwargs):
+        seen.append(kwargs["timeout"])
+        raise subprocess.TimeoutExpired(argv, kwargs["timeout"])
+
+    monkeypatch.setattr(ra.subprocess, "run", fake_run)
+    job = ra.Job("long", "games", "none", ["-c", "pass"], lambda d: [], None, 900.0)
+    rec = ra.run_job(job, tmp_path, deadline=time.monotonic() + 100)
+    assert rec["status"] == "timeout" and 90 < seen[0] <= 100
+    rec = ra.run_job(job, tmp_path, deadline=time.monotonic() + 5)
+    assert rec["status"] == "skipped" and "budget" in rec["reason"] and len(seen) == 1
 
 
 def test_gpu_mode_refuses_a_machine_without_gpu(tmp_path):
