@@ -150,17 +150,17 @@ def prepare_jaxmarl(script: Path, jcfg: dict[str, Any], seeds: int) -> tuple[Cal
     return (lambda: compiled(rngs)), compile_s
 
 
-def alem_late_return(out: Any, last: int) -> float:
-    """Mean episode return per agent over the last ``last`` updates, averaged over seeds."""
+def alem_late_return(out: Any, last: int) -> list[float]:
+    """Per seed: mean episode return per agent over the last ``last`` updates."""
     m = jax.device_get(out[1])
     ret = m["return_sum"][:, -last:].sum(1) / np.maximum(m["episodes"][:, -last:].sum(1), 1)[:, None]
-    return float(ret.mean())
+    return [float(x) for x in ret.mean(-1)]
 
 
-def jaxmarl_late_return(out: Any, last: int, num_agents: int) -> float:
-    """JaxMARL's logged return (x agents, by its MPE log wrapper) per agent, last ``last`` updates."""
-    r = np.asarray(jax.device_get(out["metrics"]["returned_episode_returns"]))  # [S, U]
-    return float(r[:, -last:].mean() / num_agents)
+def jaxmarl_late_return(out: Any, last: int, num_agents: int) -> list[float]:
+    """Per seed: JaxMARL's logged return (x agents, by its MPE log wrapper) per agent, last ``last`` updates."""
+    r = np.asarray(jax.device_get(out["metrics"]["returned_episode_returns"]))  # [S, U, ...]
+    return [float(x) for x in r[:, -last:].reshape(r.shape[0], -1).mean(-1) / num_agents]
 
 
 def _side_worker(side: str, script: Path, jcfg: dict[str, Any], seeds: int, conn: Any) -> None:
@@ -226,7 +226,7 @@ def run_benchmark(
             sides[side] = _Side(side, script, jcfg, seeds, timeout)
         times: dict[str, list[float]] = {"alem": [], "jaxmarl": []}
         cpu: dict[str, list[float]] = {"alem": [], "jaxmarl": []}
-        late: dict[str, float] = {}
+        late: dict[str, list[float]] = {}
         for rep in range(reps):
             order = ("alem", "jaxmarl") if rep % 2 == 0 else ("jaxmarl", "alem")
             for side in order:
@@ -279,8 +279,10 @@ def run_benchmark(
         "ratio_cpu": cpu_med["alem"] / cpu_med["jaxmarl"],
         "late_return_per_agent": {
             "updates_averaged": last,
-            "alem": late["alem"],
-            "jaxmarl": late["jaxmarl"],
+            "alem": float(np.mean(late["alem"])),
+            "jaxmarl": float(np.mean(late["jaxmarl"])),
+            "alem_seeds": late["alem"],
+            "jaxmarl_seeds": late["jaxmarl"],
         },
         "machine": _machine(),
     }

@@ -69,9 +69,10 @@ Card
   with aliases (stay, north/south/west/east), parser.
 - **Version**: v0.
 
-Cost note: ``AutoReset`` runs a reset every step (selected where an episode ended), so
-a reset's cost counts per step. ``lower_bounds`` adds N BFS per reset and random maps
-add one connected-components pass; use ``lower_bounds=False`` for throughput runs.
+Cost note: batched rollouts (:class:`~alem.wrappers.BatchedAutoReset`) compute resets only
+for the envs that ended, so a reset's cost counts per episode, not per step (the plain
+per-env ``AutoReset`` still pays one every step). ``lower_bounds`` adds N BFS per reset and
+random maps add one connected-components pass.
 """
 
 from __future__ import annotations

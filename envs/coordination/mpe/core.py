@@ -375,7 +375,7 @@ class MPEEnv(MultiAgentEnv[MPEState, MPEParams]):
     # ------------------------------------------------------------------ dynamics
     def reset_env(self, key: jax.Array, params: MPEParams) -> tuple[MPEState, TimeStep]:
         lay = self.layout
-        # Reset runs every step under AutoReset: no key split when there are no goals to draw.
+        # Reset runs every step under the per-env AutoReset: no key split when there are no goals to draw.
         k_pos, k_goal = jax.random.split(key) if self.num_goals else (key, None)
         u = jax.random.uniform(k_pos, (lay.num_entities, 2), jnp.float32, -1.0, 1.0)
         pos = u if (lay.spawn == 1.0).all() else u * jnp.asarray(lay.spawn)[:, None]
