@@ -226,6 +226,8 @@ def _pogema_job(
         *map(str, ns),
         "--steps",
         str(steps),
+        "--max-steps",  # episodes end (and reset) inside the timed rollout: half its length
+        str(max(1, steps // 2)),
         "--reps",
         str(reps),
         "--pogema-envs",
@@ -331,11 +333,11 @@ def jobs_for(args: argparse.Namespace) -> list[Job]:
             _python_ref_job("lbf-lbf-lbforaging", "lbf", "lbf-v0", [16384], 64, 128, 3, "lbforaging", lbf)
         )
         jobs.append(
-            _pogema_job("pathfinding-pool-pogema", "pathfinding-pool", 64, [1024], 64, r, quick=False)
+            _pogema_job("pathfinding-pool-pogema", "pathfinding-pool", 64, [1024], 128, r, quick=False)
         )
         jobs.append(
             _pogema_job(
-                "pathfinding-generated-pogema", "pathfinding-generated", 0, [1024], 64, r, quick=False
+                "pathfinding-generated-pogema", "pathfinding-generated", 0, [1024], 128, r, quick=False
             )
         )
         for job in jobs[-2:]:
