@@ -34,8 +34,15 @@ def decode(joint: Int[Array, "*batch"], num_agents: int, num_actions: int) -> In
 
 
 def joint_mask(mask: Bool[Array, "... N A"]) -> Bool[Array, "... J"]:
-    """Legal joint actions: every agent's component is legal for that agent."""
+    """Legal joint actions: every agent's component is legal for that agent.
+
+    An agent with no legal action (a waiting player in a turn-based game, whose action the env
+    ignores) has its component pinned to 0, so the legal joint actions are exactly the acting
+    agents' legal combinations, each once.
+    """
     n, a = mask.shape[-2:]
+    waiting = ~mask.any(axis=-1, keepdims=True)
+    mask = mask | (waiting & (jnp.arange(a) == 0))
     table = decode(jnp.arange(a**n), n, a)  # [J, N]
     legal = mask[..., jnp.arange(n)[None, :], table]  # [..., J, N]
     return legal.all(axis=-1)

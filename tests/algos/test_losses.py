@@ -7,6 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import alem
 from alem.algos import joint
 from alem.algos.losses import (
     categorical_kl,
@@ -86,3 +87,27 @@ def test_joint_action_round_trip_and_mask():
     mask[1, 2] = False
     legal = np.asarray(joint.joint_mask(jnp.asarray(mask)))
     np.testing.assert_array_equal(legal, combos[:, 1] != 2)
+
+
+def test_joint_mask_pins_a_waiting_agent_to_action_zero():
+    """Turn-based: the waiting player's row is all False; the legal joint actions are exactly the
+    mover's legal moves, with the waiting component 0 (before: no joint action was legal)."""
+    a = 9
+    mask = np.zeros((2, a), bool)
+    mask[1, [0, 4, 8]] = True  # player 1 moves; player 0 waits
+    legal = np.asarray(joint.joint_mask(jnp.asarray(mask)))
+    combos = np.asarray(joint.decode(jnp.arange(a * a), 2, a))
+    assert legal.sum() == 3
+    np.testing.assert_array_equal(np.sort(combos[legal][:, 1]), [0, 4, 8])
+    assert (combos[legal][:, 0] == 0).all()
+
+
+def test_cppo_joint_plays_only_legal_moves_in_a_turn_based_game():
+    from alem.algos import make_config, make_learner
+
+    env = alem.make("tic_tac_toe-v0")
+    cfg = make_config("cppo_joint", num_envs=8, num_steps=16, total_steps=128, hidden=(16,))
+    learner = make_learner(env, cfg)
+    state = jax.jit(learner.init)(jax.random.key(0))
+    _, metrics = jax.jit(lambda s: learner.run(s, 1))(state)
+    assert int(metrics["illegal_actions"].sum()) == 0
