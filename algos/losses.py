@@ -18,6 +18,7 @@ __all__ = [
     "masked_log_softmax",
     "dpo_surrogate",
     "update_dpo_betas",
+    "happo_factor",
 ]
 
 _NEG = -1e9  # logit of an illegal action: exp() underflows to exactly 0
@@ -68,16 +69,19 @@ def update_dpo_betas(
     beta1: Array,
     beta2: Array,
     kl: Array,
+    sqrt_kl: Array,
     target: float,
     band: float = 1.5,
     factor: float = 2.0,
     bounds: tuple[float, float] = (1e-3, 1e3),
 ) -> tuple[Array, Array]:
-    """Adapt DPO's penalty weights after an iteration from the measured mean ``KL(old||new)``.
+    """Adapt DPO's penalty weights after an iteration from the statistics its loss penalises.
 
-    ``beta2`` (on the KL) doubles when KL > ``band * target`` and halves when
-    KL < ``target / band``; ``beta1`` (on sqrt(KL)) does the same against
-    ``sqrt(target)``. Both stay within ``bounds``.
+    ``beta2`` (on the KL) doubles when the mean KL(old||new) exceeds ``band * target`` and halves
+    below ``target / band``; ``beta1`` (on sqrt(KL)) does the same with the mean of the
+    per-sample ``sqrt(KL)`` against ``sqrt(target)`` (as the DPO reference code does; the square
+    root of the mean KL would overstate it whenever the KL is uneven across samples). Both stay
+    within ``bounds``.
     """
     lo, hi = bounds
 
@@ -86,5 +90,11 @@ def update_dpo_betas(
         beta = jnp.where(value < goal / band, beta / factor, beta)
         return jnp.clip(beta, lo, hi)
 
-    root = jnp.sqrt(kl)
-    return adapt(beta1, root, jnp.sqrt(target)), adapt(beta2, kl, target)
+    return adapt(beta1, sqrt_kl, jnp.sqrt(target)), adapt(beta2, kl, target)
+
+
+def happo_factor(factor: Array, ratio: Array, acting: Array) -> Array:
+    """HAPPO's advantage weight after one more agent's update: ``factor`` times that agent's
+    new/old probability ratio, on the steps where it acted. Where it did not act (a waiting
+    player, an agent that left the map) its action changed nothing and counts as ratio 1."""
+    return factor * jax.lax.stop_gradient(jnp.where(acting, ratio, 1.0))

@@ -40,6 +40,7 @@ from alem.algos.losses import (
     clipped_surrogate,
     clipped_value_loss,
     dpo_surrogate,
+    happo_factor,
     masked_log_softmax,
     update_dpo_betas,
 )
@@ -513,7 +514,8 @@ class Learner:
                 role_mask = jax.nn.one_hot(jnp.asarray(self.roles)[unit], self.num_roles) > 0
                 st, metrics = self._optimise(st, batch, hidden0, adv * factor, targets, agent_w, role_mask, k)
                 ratio, _ = self._unit_ratio_and_kl(st.params, batch, hidden0)
-                factor = factor * jax.lax.stop_gradient(ratio[..., unit])[..., None]
+                acted = self.unit_acting(batch.acting)[..., unit]
+                factor = happo_factor(factor, ratio[..., unit][..., None], acted[..., None])
                 return (st, factor), metrics
 
             (state, _), metrics = jax.lax.scan(
@@ -527,8 +529,9 @@ class Learner:
         if c.objective == "dpo":
             _, kl = self._unit_ratio_and_kl(state.params, batch, hidden0)
             w = self.unit_acting(batch.acting).astype(jnp.float32)
-            kl_unit = (kl * w).sum((0, 1)) / jnp.maximum(w.sum((0, 1)), 1.0)
-            b1, b2 = update_dpo_betas(state.betas[0], state.betas[1], kl_unit, c.dpo_target_kl)
+            per_unit = lambda x: (x * w).sum((0, 1)) / jnp.maximum(w.sum((0, 1)), 1.0)
+            kl_unit, sqrt_kl_unit = per_unit(kl), per_unit(jnp.sqrt(kl))
+            b1, b2 = update_dpo_betas(state.betas[0], state.betas[1], kl_unit, sqrt_kl_unit, c.dpo_target_kl)
             state = state.replace(betas=jnp.stack([b1, b2]))
             metrics = {**metrics, "kl_after_update": kl_unit.mean(), "beta1": b1.mean(), "beta2": b2.mean()}
         state = state.replace(update=state.update + 1)

@@ -60,21 +60,43 @@ def test_dpo_surrogate_has_finite_gradient_at_zero_kl():
     assert np.isfinite(float(jax.grad(f)(jnp.float32(0.0))))
 
 
+def _betas(kl, target=0.01, b=(1.0, 1.0)):
+    """beta1, beta2 after one adaptation from per-sample KL values (means as the learner takes them)."""
+    kl = jnp.asarray(kl, jnp.float32)
+    b1, b2 = update_dpo_betas(
+        jnp.array([b[0]]), jnp.array([b[1]]), kl.mean()[None], jnp.sqrt(kl).mean()[None], target
+    )
+    return float(b1[0]), float(b2[0])
+
+
 def test_dpo_beta_updates():
-    b = jnp.array([1.0]), jnp.array([1.0])
-    _, b2 = update_dpo_betas(*b, jnp.array([0.005]), 0.01)
-    assert float(b2[0]) == 0.5  # KL below d/1.5 halves beta2
-    _, b2 = update_dpo_betas(*b, jnp.array([0.02]), 0.01)
-    assert float(b2[0]) == 2.0  # KL above 1.5 d doubles it
-    b1, b2 = update_dpo_betas(*b, jnp.array([0.01]), 0.01)
-    assert float(b1[0]) == 1.0 and float(b2[0]) == 1.0  # inside the band: unchanged
-    # beta1 follows sqrt(KL) against sqrt(d): sqrt(0.02) = 0.141 > 1.5 * 0.1
-    b1, _ = update_dpo_betas(*b, jnp.array([0.03]), 0.01)
-    assert float(b1[0]) == 2.0
-    b1, b2 = update_dpo_betas(jnp.array([1e3]), jnp.array([1e3]), jnp.array([1.0]), 0.01)
-    assert float(b1[0]) == 1e3 and float(b2[0]) == 1e3  # clamped above
-    b1, b2 = update_dpo_betas(jnp.array([1e-3]), jnp.array([1e-3]), jnp.array([0.0]), 0.01)
-    assert float(b1[0]) == pytest.approx(1e-3) and float(b2[0]) == pytest.approx(1e-3)  # clamped below
+    assert _betas([0.005])[1] == 0.5  # KL below d/1.5 halves beta2
+    assert _betas([0.02])[1] == 2.0  # KL above 1.5 d doubles it
+    assert _betas([0.01]) == (1.0, 1.0)  # inside the band: unchanged
+    assert _betas([0.03])[0] == 2.0  # sqrt(0.03) = 0.173 > 1.5 * sqrt(d) = 0.15
+    assert _betas([1.0], b=(1e3, 1e3)) == (1e3, 1e3)  # clamped above
+    b1, b2 = _betas([0.0], b=(1e-3, 1e-3))
+    assert b1 == pytest.approx(1e-3) and b2 == pytest.approx(1e-3)  # clamped below
+
+
+def test_dpo_beta1_follows_the_mean_of_sqrt_kl_that_the_loss_penalises():
+    """Per-sample KL [0, 0, 0, 0.04], d = 0.01: mean sqrt(KL) = 0.05 < sqrt(d) / 1.5, so beta1 halves
+    (sqrt of the mean KL, 0.1, would leave it unchanged); the mean KL (0.01) leaves beta2 as is."""
+    assert _betas([0.0, 0.0, 0.0, 0.04]) == (0.5, 1.0)
+
+
+def test_dpo_update_step_adapts_betas_from_its_own_kl():
+    """Inside one real DPO update: beta1/beta2 move by the rule from the KL measured after it."""
+    from alem.algos import make_config, make_learner
+
+    env = alem.make("matching_pennies-v0")
+    cfg = make_config(
+        "dpo", num_envs=8, num_steps=8, total_steps=64, hidden=(8,), lr=0.05, dpo_target_kl=1e-6
+    )
+    learner = make_learner(env, cfg)
+    state, metrics = jax.jit(learner.update)(jax.jit(learner.init)(jax.random.key(0)))
+    assert float(metrics["kl_after_update"]) > 1.5e-6  # a big step against a tiny target
+    np.testing.assert_allclose(np.asarray(state.betas), 2.0)  # both doubled, for every agent
 
 
 def test_joint_action_round_trip_and_mask():
@@ -111,3 +133,17 @@ def test_cppo_joint_plays_only_legal_moves_in_a_turn_based_game():
     state = jax.jit(learner.init)(jax.random.key(0))
     _, metrics = jax.jit(lambda s: learner.run(s, 1))(state)
     assert int(metrics["illegal_actions"].sum()) == 0
+
+
+def test_happo_factor_counts_only_the_steps_where_the_agent_acted():
+    """Factor of the 3rd agent in an order = product of the 1st and 2nd agents' ratios on the steps
+    where each acted; a waiting agent's ratio counts as 1 (the old rule multiplied it in)."""
+    from alem.algos.losses import happo_factor
+
+    ratio1, acted1 = jnp.array([0.5, 3.0, 2.0, 1.5]), jnp.array([True, False, True, False])
+    ratio2, acted2 = jnp.array([4.0, 0.25, 5.0, 2.0]), jnp.array([False, True, True, False])
+    f = happo_factor(jnp.ones(4), ratio1, acted1)
+    f = happo_factor(f, ratio2, acted2)
+    np.testing.assert_allclose(np.asarray(f), [0.5, 0.25, 10.0, 1.0])
+    grad = jax.grad(lambda r: happo_factor(jnp.ones(4), r, acted1).sum())(ratio1)
+    np.testing.assert_array_equal(np.asarray(grad), 0.0)  # a weight, not a path for gradients
