@@ -304,10 +304,20 @@ class Learner:
         )
 
     @property
+    def schedule_steps(self) -> int:
+        """Optimiser steps of the most used role over the whole run (the LR decays to 0 over them).
+
+        In a sequential (HAPPO) update a role shared by ``k`` agents steps once per agent turn,
+        ``k`` times per minibatch, so its schedule is ``k`` times longer.
+        """
+        c = self.cfg
+        per_minibatch = int(np.bincount(self.roles).max()) if c.update_order == "sequential" else 1
+        return c.num_updates * c.update_epochs * c.num_minibatches * per_minibatch
+
+    @property
     def tx(self) -> optax.GradientTransformation:
         c = self.cfg
-        steps = c.num_updates * c.update_epochs * c.num_minibatches
-        lr = optax.linear_schedule(c.lr, 0.0, steps) if c.anneal_lr else c.lr
+        lr = optax.linear_schedule(c.lr, 0.0, self.schedule_steps) if c.anneal_lr else c.lr
         return optax.chain(optax.clip_by_global_norm(c.max_grad_norm), optax.adam(lr, eps=1e-5))
 
     # ------------------------------------------------------------------ acting
@@ -574,6 +584,11 @@ def make_learner(env: MultiAgentEnv, cfg: LearnerConfig, roles: np.ndarray | Non
     if cfg.update_order == "sequential" and n < 2:
         raise LearnerConfigError("update_order=sequential (HAPPO) needs at least 2 agents")
     roles = resolve_roles(env, cfg) if roles is None else np.asarray(roles, np.int32)
+    if cfg.update_order == "sequential" and int(roles.max()) == 0:
+        raise LearnerConfigError(
+            f"algo.update_order=sequential (HAPPO) with sharing={cfg.sharing} gives {env.id} a single "
+            "parameter set: that is fully shared HAPPO, refused like sharing=shared; use sharing=none"
+        )
     wrapped = EpisodeStats(env)
     batch = BatchedAutoReset(wrapped, cfg.num_envs, cfg.resets_per_step or None)
     return Learner(env=wrapped, cfg=cfg, roles=roles, num_roles=int(roles.max()) + 1, batch=batch)

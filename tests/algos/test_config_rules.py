@@ -1,0 +1,27 @@
+"""Learner configurations: what is refused and how the LR schedule counts optimiser steps."""
+
+from __future__ import annotations
+
+import pytest
+
+import alem
+from alem.algos import make_config, make_learner
+from alem.algos.config import LearnerConfigError
+
+SIZES = dict(num_envs=4, num_steps=4, total_steps=64, update_epochs=2, num_minibatches=2)
+
+
+def test_sequential_update_with_a_role_shared_by_three_agents_decays_the_lr_over_all_their_turns():
+    """simple_tag: 3 adversaries share role 0; under HAPPO its optimiser steps 3 times per minibatch."""
+    env = alem.make("mpe/simple_tag-v0")
+    learner = make_learner(env, make_config("happo", sharing="roles", **SIZES))
+    base = learner.cfg.num_updates * 2 * 2
+    assert learner.schedule_steps == 3 * base
+    assert make_learner(env, make_config("happo", **SIZES)).schedule_steps == base  # one agent per role
+    assert make_learner(env, make_config("ippo", sharing="roles", **SIZES)).schedule_steps == base
+
+
+def test_sequential_update_with_a_single_parameter_set_is_refused():
+    """simple_spread's agents share one env role: sharing=roles would be fully shared HAPPO."""
+    with pytest.raises(LearnerConfigError, match="fully shared HAPPO"):
+        make_learner(alem.make("mpe/simple_spread-v0"), make_config("happo", sharing="roles", **SIZES))
