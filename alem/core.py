@@ -90,6 +90,8 @@ class MultiAgentEnv(Generic[TState, TParams]):
     #: Whether ``reset`` returns the same state for every key (board games). Batched
     #: auto-reset then computes it once per step and selects it where episodes ended.
     fixed_start: ClassVar[bool] = False
+    #: Whether the agents' rewards sum to zero on every transition (two-player games, poker).
+    zero_sum: ClassVar[bool] = False
     #: Whether actions are ``[N, d]`` floats instead of ``[N]`` indices (may be set per
     #: instance, e.g. by adapters). Continuous envs report ``action_mask [N, d]``: True on every real
     #: action dimension, False on the padding of heterogeneous agents.

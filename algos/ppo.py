@@ -8,8 +8,9 @@ are one ``vmap``. One update:
 1. **rollout** — ``num_steps`` steps of ``num_envs`` envs (``BatchedAutoReset(EpisodeStats(env))``:
    vmapped steps, fresh episodes computed only for the envs that ended) by ``lax.scan``;
 2. **advantages** — GAE by a reverse scan, per *unit* (an agent for decentralised
-   actors; the whole team for centralised ones), bootstrapping through truncations
-   from the value of the final observation;
+   actors; the whole team for centralised ones). A truncation ends the return like a
+   termination unless ``bootstrap_truncation=True``, which bootstraps from the value of
+   the final observation;
 3. **optimisation** — epochs x minibatches by scan; a minibatch is a set of whole
    env trajectories (so recurrent policies replay their sequences with resets at
    episode starts). Parameters are stacked per role (``[K, ...]``) and each role
@@ -580,6 +581,11 @@ def make_learner(env: MultiAgentEnv, cfg: LearnerConfig, roles: np.ndarray | Non
         raise LearnerConfigError(
             f"actor=joint_action needs A**N = {a}**{n} = {a**n} outputs for {env.id} "
             f"(limit {joint_actions.MAX_JOINT_ACTIONS}); use actor=joint"
+        )
+    if cfg.actor != "local" and env.zero_sum:
+        raise LearnerConfigError(
+            f"algo.actor={cfg.actor} (CPPO) maximises the team's mean reward, which is always 0 in the "
+            f"zero-sum {env.id}: nothing to learn; use a decentralised learner (ippo, mappo, ...)"
         )
     if cfg.update_order == "sequential" and n < 2:
         raise LearnerConfigError("update_order=sequential (HAPPO) needs at least 2 agents")

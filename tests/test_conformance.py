@@ -157,6 +157,12 @@ def test_turn_based_flag_matches_the_dynamics(h):
         assert several, "several agents act at once: declare nothing; one at a time: set turn_based"
 
 
+def test_zero_sum_flag_matches_the_rewards(h):
+    _, (ts, _, _) = h.traj(0)
+    if h.env.zero_sum:
+        np.testing.assert_allclose(np.asarray(ts.reward.sum(-1)), 0.0, atol=1e-5)
+
+
 def test_fixed_start_flag_matches_reset(h):
     """``fixed_start`` envs return the same state and timestep for every reset key."""
     keys = jax.random.split(jax.random.key(11), 8)

@@ -42,6 +42,7 @@ class Wrapper(MultiAgentEnv):
     stochastic = property(lambda self: self._env.stochastic)  # type: ignore[assignment]
     turn_based = property(lambda self: self._env.turn_based)  # type: ignore[assignment]
     fixed_start = property(lambda self: self._env.fixed_start)  # type: ignore[assignment]
+    zero_sum = property(lambda self: self._env.zero_sum)  # type: ignore[assignment]
     continuous_actions = property(lambda self: self._env.continuous_actions)  # type: ignore[assignment]
     illegal_action = property(lambda self: self._env.illegal_action)
     version = property(lambda self: self._env.version)  # type: ignore[assignment]

@@ -124,6 +124,7 @@ class BoardGame(MultiAgentEnv[BoardState, BoardParams]):
     supports_text: ClassVar[bool] = True
     stochastic: ClassVar[bool] = False
     turn_based: ClassVar[bool] = True
+    zero_sum: ClassVar[bool] = True
     fixed_start: ClassVar[bool] = True
     title: ClassVar[str] = "a board game"
     #: RGB glyph per mark (index 0 = player 0) for :meth:`render_rgb`.

@@ -110,6 +110,7 @@ class LiarsDice(MultiAgentEnv[LiarsDiceState, LiarsDiceParams]):
     supports_text: ClassVar[bool] = True
     stochastic: ClassVar[bool] = True
     turn_based: ClassVar[bool] = True
+    zero_sum: ClassVar[bool] = True
 
     @property
     def episode_steps_hint(self) -> float:

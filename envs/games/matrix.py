@@ -414,6 +414,10 @@ class MatrixGame(RepeatedGame):
     def default_params(self) -> MatrixGameParams:
         return self._default_params
 
+    @property
+    def zero_sum(self) -> bool:  # type: ignore[override]
+        return bool(np.allclose(np.asarray(self.default_params.payoffs).sum(axis=0), 0.0))
+
     def payoff(self, params: MatrixGameParams, joint_action: jax.Array) -> jax.Array:
         return params.payoffs[(slice(None), *joint_action)]
 

@@ -134,6 +134,7 @@ class PokerEnv(MultiAgentEnv):
     supports_text: ClassVar[bool] = True
     stochastic: ClassVar[bool] = True
     turn_based: ClassVar[bool] = True
+    zero_sum: ClassVar[bool] = True
 
     #: Deck size and number of cards dealt at reset (set by subclasses).
     num_cards: int

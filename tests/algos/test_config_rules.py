@@ -25,3 +25,18 @@ def test_sequential_update_with_a_single_parameter_set_is_refused():
     """simple_spread's agents share one env role: sharing=roles would be fully shared HAPPO."""
     with pytest.raises(LearnerConfigError, match="fully shared HAPPO"):
         make_learner(alem.make("mpe/simple_spread-v0"), make_config("happo", sharing="roles", **SIZES))
+
+
+@pytest.mark.parametrize("env_id", ["tic_tac_toe-v0", "kuhn_poker-v0", "matching_pennies-v0"])
+def test_centralised_ppo_on_a_zero_sum_game_is_refused(env_id):
+    env = alem.make(env_id)
+    assert env.zero_sum
+    for algo in ("cppo", "cppo_joint"):
+        with pytest.raises(LearnerConfigError, match="zero-sum"):
+            make_learner(env, make_config(algo, **SIZES))
+
+
+def test_centralised_ppo_on_a_common_payoff_game_is_allowed():
+    env = alem.make("stag_hunt-v0")
+    assert not env.zero_sum
+    assert make_learner(env, make_config("cppo", **SIZES)).centralised
