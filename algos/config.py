@@ -76,7 +76,7 @@ class LearnerConfig:
     normalize_advantages: bool = True
     value_norm: bool = False  # MAPPO: debiased running mean/var of value targets
     value_norm_beta: float = 0.99999
-    bootstrap_truncation: bool = False  # True: time-limit-correct targets (V of the cut-off obs)
+    bootstrap_truncation: bool = False  # True: time-limit-correct targets (V of the cut-off state, local or global critic)
     # networks
     hidden: tuple[int, ...] = (64, 64)
     activation: str = "tanh"

@@ -259,11 +259,6 @@ class Learner:
             return jnp.zeros((self.cfg.num_envs, 0), jnp.float32)
         return jax.vmap(self.env.global_state, in_axes=(0, None))(env_state, params)
 
-    @property
-    def _final_gstate_from_obs(self) -> bool:
-        """Whether the global state of a final observation can be rebuilt from it (default global_state)."""
-        return type(self.raw_env).global_state is MultiAgentEnv.global_state
-
     # ------------------------------------------------------------------ init
     def init(self, key: jax.Array, env_params: Any = None) -> LearnerState:
         c = self.cfg
@@ -356,17 +351,21 @@ class Learner:
             h_c, v_raw, v = self.values(
                 carry.params, carry.hidden["critic"], c_in, carry.resets, carry.value_norm
             )
-            env_state, ts2 = self.batch.step(k_env, carry.env_state, env_act, env_params)
+            env_state, ts2, final_state = self.batch.step_with_final_state(
+                k_env, carry.env_state, env_act, env_params
+            )
             done = ts2.done
-            if c.bootstrap_truncation and (not self.uses_global_state or self._final_gstate_from_obs):
+            if c.bootstrap_truncation:
+                # The critic's input in the cut-off state (before the reset): its observations,
+                # and for global-state critics its global state.
                 final_obs = ts2.info["final_obs"]
-                final_g = final_obs.reshape(c.num_envs, -1) if self.uses_global_state else gstate
+                final_g = self._global_state(final_state, env_params) if self.uses_global_state else gstate
                 _, c_fin = self.inputs(final_obs, final_g)
                 _, _, final_v = self.values(
                     carry.params, h_c, c_fin, jnp.zeros_like(carry.resets), carry.value_norm
                 )
                 truncated = ts2.truncated & ~ts2.terminated
-            else:  # cannot evaluate the cut-off state: treat a truncation like a termination
+            else:  # the default: a truncation ends the return like a termination
                 final_v, truncated = jnp.zeros_like(v), jnp.zeros_like(done)
             info = ts2.info
             w = info["episode_done"].astype(jnp.float32)

@@ -141,6 +141,14 @@ class BatchedAutoReset:
 
     def step(self, key: jax.Array, state: Any, actions: jax.Array, params: Any = None) -> tuple[Any, TimeStep]:
         """Step every env with its own key; envs whose episode ended start a new one."""
+        state, ts, _ = self.step_with_final_state(key, state, actions, params)
+        return state, ts
+
+    def step_with_final_state(
+        self, key: jax.Array, state: Any, actions: jax.Array, params: Any = None
+    ) -> tuple[Any, TimeStep, Any]:
+        """:meth:`step`, also returning every env's state after the transition and before any
+        reset (the cut-off state of a truncated episode, e.g. for a critic of the global state)."""
         env, e, k = self.env, self.num_envs, self.resets_per_step
         params = env.default_params if params is None else params
         key_step, key_reset = jax.random.split(key)
@@ -148,14 +156,14 @@ class BatchedAutoReset:
             jax.random.split(key_step, e), state, actions, params
         )
         done = ts.done
-        final_obs = ts.obs
+        final_obs, final_state = ts.obs, state
         if env.fixed_start:  # one start state for all: compute it once, select it where ended
             new_state, new_ts = env.reset(key_reset, params)
             pick = lambda new, old: jnp.where(done.reshape((-1,) + (1,) * (old.ndim - 1)), new, old)
             inner = jax.tree.map(pick, _innermost_state(env, new_state), _innermost_state(env, state))
             state = _with_innermost_state(env, state, inner)
             fresh = {f: pick(getattr(new_ts, f), getattr(ts, f)) for f in ("obs", "action_mask", "acting")}
-            return state, ts.replace(**fresh, info={**ts.info, "final_obs": final_obs})
+            return state, ts.replace(**fresh, info={**ts.info, "final_obs": final_obs}), final_state
         # ranked[r] = index of the r-th env (0-based) that ended; e (out of range) past the last.
         ended = jnp.cumsum(done.astype(jnp.int32))
         num_ended = ended[-1]
@@ -182,7 +190,7 @@ class BatchedAutoReset:
             lambda c: c[0] * k < num_ended, serve, (jnp.int32(0), state, fresh)
         )
         ts = ts.replace(**fresh, info={**ts.info, "final_obs": final_obs})
-        return state, ts
+        return state, ts, final_state
 
 
 def default_resets_per_step(num_envs: int, episode_steps: float = 8.0) -> int:

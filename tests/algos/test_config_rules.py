@@ -40,3 +40,24 @@ def test_centralised_ppo_on_a_common_payoff_game_is_allowed():
     env = alem.make("stag_hunt-v0")
     assert not env.zero_sum
     assert make_learner(env, make_config("cppo", **SIZES)).centralised
+
+
+@pytest.mark.parametrize("algo", ["ippo", "mappo"])
+def test_truncations_are_bootstrapped_for_local_and_global_state_critics(algo):
+    """simple_spread truncates every 25 steps; with bootstrap_truncation=True the value of the cut-off
+    state is the bootstrap target for MAPPO's global-state critic too (before: silently 0 of 4)."""
+    import jax
+    import numpy as np
+
+    env = alem.make("mpe/simple_spread-v0")
+    for boot in (True, False):
+        cfg = make_config(algo, num_envs=4, num_steps=30, total_steps=120, bootstrap_truncation=boot)
+        learner = make_learner(env, cfg)
+        state = jax.jit(learner.init)(jax.random.key(0))
+        _, batch, _ = jax.jit(lambda s: learner.rollout(s, env.default_params))(state)
+        truncated, final_v = np.asarray(batch.truncated), np.asarray(batch.final_value)
+        if boot:
+            assert truncated.sum() == 4 and truncated[24].all()  # every env, at its 25th step
+            assert np.all(final_v[truncated] != 0) and np.all(np.isfinite(final_v))
+        else:
+            assert not truncated.any() and not final_v.any()
