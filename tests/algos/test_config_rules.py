@@ -54,7 +54,7 @@ def test_truncations_are_bootstrapped_for_local_and_global_state_critics(algo):
         cfg = make_config(algo, num_envs=4, num_steps=30, total_steps=120, bootstrap_truncation=boot)
         learner = make_learner(env, cfg)
         state = jax.jit(learner.init)(jax.random.key(0))
-        _, batch, _ = jax.jit(lambda s: learner.rollout(s, env.default_params))(state)
+        _, batch, _ = jax.jit(learner.rollout)(state, env.default_params)
         truncated, final_v = np.asarray(batch.truncated), np.asarray(batch.final_value)
         if boot:
             assert truncated.sum() == 4 and truncated[24].all()  # every env, at its 25th step
