@@ -28,6 +28,7 @@ import datetime
 import json
 import math
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -377,6 +378,26 @@ def _load() -> list[float] | None:
         return None
 
 
+def _run_group(argv: list[str], limit: float) -> subprocess.CompletedProcess:
+    """Run ``argv`` in its own process group; past ``limit`` seconds the whole group is killed
+    (benchmark CLIs start worker processes of their own) and ``TimeoutExpired`` is raised."""
+    with subprocess.Popen(
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=HERE.parent,
+        start_new_session=True,
+    ) as proc:
+        try:
+            out, err = proc.communicate(timeout=limit)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
 def run_job(job: Job, folder: Path, deadline: float | None = None) -> dict[str, Any]:
     """Run one job in a subprocess; never raises, never waits past its time limit."""
     out = folder / f"{job.name}.json"
@@ -392,7 +413,7 @@ def run_job(job: Job, folder: Path, deadline: float | None = None) -> dict[str, 
     argv = [sys.executable, *(a.replace("{out}", str(out)) for a in job.argv)]
     start = time.monotonic()
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=limit, cwd=HERE.parent)
+        proc = _run_group(argv, limit)
     except subprocess.TimeoutExpired:
         return {
             **record,

@@ -8,6 +8,7 @@ import json
 import math
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -83,9 +84,20 @@ def test_a_second_run_never_overwrites_the_first(quick):
 
 def test_a_job_past_its_time_limit_is_stopped_and_reported(tmp_path):
     ra = _module()
-    job = ra.Job("sleeper", "games", "none", ["-c", "import time; time.sleep(60)"], lambda d: [], None, 2.0)
+    # the sleeper starts a grandchild that must die with it (a benchmark's worker process)
+    code = (
+        "import subprocess, sys, time; "
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "
+        f"open({str(tmp_path / 'pid')!r}, 'w').write(str(p.pid)); time.sleep(60)"
+    )
+    job = ra.Job("sleeper", "games", "none", ["-c", code], lambda d: [], None, 3.0)
     rec = ra.run_job(job, tmp_path)
-    assert rec["status"] == "timeout" and "2 s" in rec["reason"] and rec["rows"] == []
+    assert rec["status"] == "timeout" and "3 s" in rec["reason"] and rec["rows"] == []
+    grandchild = int((tmp_path / "pid").read_text())
+    time.sleep(0.5)
+    assert (
+        not Path(f"/proc/{grandchild}").exists() or "zombie" in Path(f"/proc/{grandchild}/status").read_text()
+    )
     crash = ra.Job("crash", "games", "none", ["-c", "raise SystemExit('boom')"], lambda d: [], None, 30.0)
     rec = ra.run_job(crash, tmp_path)
     assert rec["status"] == "error" and "boom" in rec["reason"]
@@ -110,11 +122,11 @@ def test_no_job_runs_past_the_runs_budget(tmp_path, monkeypatch):
     ra = _module()
     seen = []
 
-    def fake_run(argv, **kwargs):
-        seen.append(kwargs["timeout"])
-        raise subprocess.TimeoutExpired(argv, kwargs["timeout"])
+    def fake_run(argv, limit):
+        seen.append(limit)
+        raise subprocess.TimeoutExpired(argv, limit)
 
-    monkeypatch.setattr(ra.subprocess, "run", fake_run)
+    monkeypatch.setattr(ra, "_run_group", fake_run)
     job = ra.Job("long", "games", "none", ["-c", "pass"], lambda d: [], None, 900.0)
     rec = ra.run_job(job, tmp_path, deadline=time.monotonic() + 100)
     assert rec["status"] == "timeout" and 90 < seen[0] <= 100
