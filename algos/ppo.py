@@ -173,8 +173,18 @@ class Learner:
         return Network(1, c.hidden, c.activation, c.recurrent, head_scale=1.0)
 
     # ------------------------------------------------------------------ inputs
-    def inputs(self, obs: jax.Array, gstate: jax.Array) -> tuple[jax.Array, jax.Array]:
-        """Actor and critic inputs ``[..., Ma, Da]``, ``[..., M, Dc]`` from obs ``[..., N, ...]``."""
+    @property
+    def critic_sees_turn(self) -> bool:
+        """Decentralised critics of turn-based envs also get whether their agent is to move: with
+        ego-centric observations both players see the same start position, and a shared critic
+        would otherwise have to give both the same value (erasing the first mover's advantage)."""
+        return self.env.turn_based and not self.centralised
+
+    def inputs(
+        self, obs: jax.Array, gstate: jax.Array, acting: jax.Array | None = None
+    ) -> tuple[jax.Array, jax.Array]:
+        """Actor and critic inputs ``[..., Ma, Da]``, ``[..., M, Dc]`` from obs ``[..., N, ...]``
+        (``acting [..., N]`` is needed for the critic when :attr:`critic_sees_turn`)."""
         n = self.n
         lead = obs.shape[: obs.ndim - len(self.env.observation_space().shape)]
         flat = obs.reshape(*lead, n, -1).astype(jnp.float32)
@@ -189,6 +199,8 @@ class Learner:
         else:
             g = flat
         critic_in = jnp.concatenate([g, eye], -1) if self.cfg.agent_id else g
+        if self.critic_sees_turn and acting is not None:
+            critic_in = jnp.concatenate([critic_in, acting[..., None].astype(jnp.float32)], -1)
         return actor_in, critic_in
 
     def _apply(self, net: Network, params, h, x, resets):
@@ -266,7 +278,7 @@ class Learner:
         k_env, k_actor, k_critic, key = jax.random.split(key, 4)
         env_state, ts = self.batch.reset(k_env, env_params)
         gstate = self._global_state(env_state, env_params)
-        a_in, c_in = self.inputs(ts.obs[0], gstate[0])
+        a_in, c_in = self.inputs(ts.obs[0], gstate[0], ts.acting[0])
         resets = jnp.ones((1, 1), bool)
 
         def init_stack(net, k, x):
@@ -347,7 +359,7 @@ class Learner:
             h_a, env_act, dist_act, logp_table = self.act(
                 carry.params, carry.hidden["actor"], ts.obs, gstate, ts.action_mask, carry.resets, k_act
             )
-            _, c_in = self.inputs(ts.obs, gstate)
+            _, c_in = self.inputs(ts.obs, gstate, ts.acting)
             h_c, v_raw, v = self.values(
                 carry.params, carry.hidden["critic"], c_in, carry.resets, carry.value_norm
             )
@@ -360,7 +372,8 @@ class Learner:
                 # and for global-state critics its global state.
                 final_obs = ts2.info["final_obs"]
                 final_g = self._global_state(final_state, env_params) if self.uses_global_state else gstate
-                _, c_fin = self.inputs(final_obs, final_g)
+                final_acting = jax.vmap(self.env.acting, in_axes=(0, None))(final_state, env_params)
+                _, c_fin = self.inputs(final_obs, final_g, final_acting)
                 _, _, final_v = self.values(
                     carry.params, h_c, c_fin, jnp.zeros_like(carry.resets), carry.value_norm
                 )
@@ -404,7 +417,7 @@ class Learner:
 
     def loss(self, params, mb: Batch, h0, adv, targets, agent_w, betas, value_norm: ValueNorm, clip_eps):
         c = self.cfg
-        a_in, c_in = self.inputs(mb.obs, mb.gstate)
+        a_in, c_in = self.inputs(mb.obs, mb.gstate, mb.acting)
         _, out = self._apply(self.actor_net, params["actor"], h0["actor"], a_in, mb.resets)
         logp_table = self.distribution(out, mb.mask)
         logp, old, kl, ent = self.unit_terms(logp_table, mb.old_logp, mb.old_table, mb.action, mb.acting)
@@ -493,7 +506,7 @@ class Learner:
         hidden0 = roll.pop("hidden0")
         # value of the observation after the last step
         gstate = self._global_state(state.env_state, env_params)
-        _, c_in = self.inputs(state.timestep.obs, gstate)
+        _, c_in = self.inputs(state.timestep.obs, gstate, state.timestep.acting)
         _, _, last_v = self.values(state.params, state.hidden["critic"], c_in, state.resets, state.value_norm)
         adv, targets = gae(
             batch.reward,

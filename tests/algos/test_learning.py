@@ -123,3 +123,22 @@ def test_ippo_beats_random_on_simple_spread():
     _, rnd = jax.jit(make_rollout(env, 64, 200))(jax.random.key(1), env.default_params)
     random_return = float(np.asarray(rnd["episode_return"]).mean())
     assert late > random_return + 2.0, f"IPPO {late:.2f} vs random {random_return:.2f} (per agent)"
+
+
+def test_shared_critic_learns_the_first_movers_advantage():
+    """Tic-tac-toe self-play, one shared critic: both players see the same empty board at the start,
+    so without knowing whose move it is the critic gives both one value. With the side to move as
+    an input it learns that X (who moves first, and wins more often under near-random play) is
+    ahead: V(start, X) > V(start, O)."""
+    learner, state, _ = _run("ippo", "tic_tac_toe-v0", updates=30)
+    assert learner.critic_sees_turn
+    env = learner.env
+    s0, ts0 = env.reset(jax.random.key(0))
+    gstate = jnp.zeros((0,), jnp.float32)
+    _, c_in = learner.inputs(ts0.obs[None], gstate[None], ts0.acting[None])
+    for seed in range(SEEDS):
+        params = jax.tree.map(lambda x, seed=seed: x[seed], state.params)
+        hidden = learner.critic_net.initial_hidden((1, learner.n))
+        _, _, v = learner.values(params, hidden, c_in, jnp.ones((1,), bool), state.value_norm)
+        v_x, v_o = np.asarray(v[0])
+        assert v_x > v_o + 0.1, f"seed {seed}: V(start) X {v_x:.3f}, O {v_o:.3f}"
