@@ -24,6 +24,7 @@ reach the player who did not make the last move.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 import jax
@@ -415,7 +416,9 @@ class Learner:
         stats = jax.tree.map(lambda x: x.sum(0), stats)
         return state.replace(key=key), batch, {"hidden0": hidden0, **stats}
 
-    def loss(self, params, mb: Batch, h0, adv, targets, agent_w, betas, value_norm: ValueNorm, clip_eps):
+    def loss(
+        self, params, mb: Batch, h0, adv, targets, agent_w, betas, value_norm: ValueNorm, clip_eps, normalize=True
+    ):
         c = self.cfg
         a_in, c_in = self.inputs(mb.obs, mb.gstate, mb.acting)
         _, out = self._apply(self.actor_net, params["actor"], h0["actor"], a_in, mb.resets)
@@ -423,7 +426,7 @@ class Learner:
         logp, old, kl, ent = self.unit_terms(logp_table, mb.old_logp, mb.old_table, mb.action, mb.acting)
         ratio = jnp.exp(logp - old)
         w_pg = self.unit_acting(mb.acting).astype(jnp.float32) * agent_w
-        if c.normalize_advantages:
+        if c.normalize_advantages and normalize:
             mu = _weighted_mean(adv, w_pg)
             sd = jnp.sqrt(_weighted_mean((adv - mu) ** 2, w_pg) + 1e-8)
             adv = (adv - mu) / sd
@@ -456,12 +459,14 @@ class Learner:
         }
         return total, metrics
 
-    def _optimise(self, state: LearnerState, batch, hidden0, adv, targets, agent_w, role_mask, key):
+    def _optimise(
+        self, state: LearnerState, batch, hidden0, adv, targets, agent_w, role_mask, key, normalize=True
+    ):
         """Epochs x minibatches of gradient steps on the roles in ``role_mask``; ``agent_w`` weights units."""
         c = self.cfg
         clip_eps = c.clip_eps / self.n if c.clip_scale_by_agents else c.clip_eps
         mb_size = c.num_envs // c.num_minibatches
-        grad_fn = jax.value_and_grad(self.loss, has_aux=True)
+        grad_fn = jax.value_and_grad(functools.partial(self.loss, normalize=normalize), has_aux=True)
 
         def minibatch(carry, idx):
             params, opt_state = carry
@@ -527,15 +532,23 @@ class Learner:
         m = self.num_units
         if c.update_order == "sequential":
             # HAPPO: agents in a random order; each one's advantage is weighted by the
-            # product of the new/old ratios of the agents updated before it.
+            # product of the new/old ratios of the agents updated before it. As in HARL the
+            # advantage is normalised once, then weighted (normalising the weighted M*A per
+            # minibatch would cancel a factor that is constant over the minibatch).
             order = jax.random.permutation(k_order, m)
+            if c.normalize_advantages:
+                w = self.unit_acting(batch.acting).astype(jnp.float32)
+                mu = _weighted_mean(adv, w)
+                adv = (adv - mu) / jnp.sqrt(_weighted_mean((adv - mu) ** 2, w) + 1e-8)
 
             def one_agent(carry, xs):
                 st, factor = carry
                 unit, k = xs
                 agent_w = jax.nn.one_hot(unit, m)
                 role_mask = jax.nn.one_hot(jnp.asarray(self.roles)[unit], self.num_roles) > 0
-                st, metrics = self._optimise(st, batch, hidden0, adv * factor, targets, agent_w, role_mask, k)
+                st, metrics = self._optimise(
+                    st, batch, hidden0, adv * factor, targets, agent_w, role_mask, k, normalize=False
+                )
                 ratio, _ = self._unit_ratio_and_kl(st.params, batch, hidden0)
                 acted = self.unit_acting(batch.acting)[..., unit]
                 factor = happo_factor(factor, ratio[..., unit][..., None], acted[..., None])

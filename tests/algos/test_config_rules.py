@@ -61,3 +61,23 @@ def test_truncations_are_bootstrapped_for_local_and_global_state_critics(algo):
             assert np.all(final_v[truncated] != 0) and np.all(np.isfinite(final_v))
         else:
             assert not truncated.any() and not final_v.any()
+
+
+def test_happo_weights_the_normalised_advantage_so_the_factor_matters(monkeypatch):
+    """HARL normalises A, then weights it by the factor M. Normalising M*A per minibatch (the old
+    rule) cancels a factor that is constant over it: doubling every factor then changed nothing."""
+    import jax
+
+    from alem.algos import ppo
+
+    env = alem.make("coordination-v0")
+    learner = make_learner(env, make_config("happo", num_envs=4, num_steps=8, total_steps=32, hidden=(8,)))
+    state = jax.jit(learner.init)(jax.random.key(0))
+    plain = jax.jit(learner.update)(state)[0].params
+    real = ppo.happo_factor
+    monkeypatch.setattr(ppo, "happo_factor", lambda f, r, a: 2.0 * real(f, r, a))
+    doubled = jax.jit(learner.update)(state)[0].params
+    diffs = [
+        float(abs(a - b).max()) for a, b in zip(jax.tree.leaves(plain), jax.tree.leaves(doubled), strict=True)
+    ]
+    assert max(diffs) > 1e-6
