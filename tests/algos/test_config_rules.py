@@ -81,3 +81,48 @@ def test_happo_weights_the_normalised_advantage_so_the_factor_matters(monkeypatc
         float(abs(a - b).max()) for a, b in zip(jax.tree.leaves(plain), jax.tree.leaves(doubled), strict=True)
     ]
     assert max(diffs) > 1e-6
+
+
+def test_value_norm_statistics_and_round_trip_on_a_known_sequence():
+    """MAPPO's ValueNorm: debiased EMA of mean and second moment; normalise/denormalise invert."""
+    import jax.numpy as jnp
+    import numpy as np
+
+    from alem.algos.ppo import ValueNorm
+
+    vn = ValueNorm.create().update(jnp.array([1.0, 3.0]), jnp.ones(2), beta=0.5)
+    mean, std = vn.stats()
+    assert float(mean) == pytest.approx(2.0) and float(std) == pytest.approx(1.0)  # debiased: mean 2, var 5-4
+    vn = vn.update(jnp.array([5.0, 5.0]), jnp.ones(2), beta=0.5)  # EMA: m = (0.25*2 + 0.5*5)/0.75 = 4
+    mean, std = vn.stats()
+    assert float(mean) == pytest.approx(4.0)
+    assert float(std) == pytest.approx(np.sqrt((0.25 * 5 + 0.5 * 25) / 0.75 - 16.0))
+    t = jnp.array([-3.0, 0.5, 7.0])
+    np.testing.assert_allclose(np.asarray(((t - mean) / std) * std + mean), np.asarray(t), rtol=1e-6)
+
+
+def test_policy_loss_ignores_the_samples_of_waiting_players():
+    """Turn-based: changing a waiting player's action, old log-prob and advantage on its waiting
+    steps changes neither the policy loss nor the entropy term."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    env = alem.make("tic_tac_toe-v0")
+    learner = make_learner(env, make_config("ippo", num_envs=4, num_steps=8, total_steps=32, hidden=(8,)))
+    state = jax.jit(learner.init)(jax.random.key(0))
+    state, batch, roll = jax.jit(learner.rollout)(state, env.default_params)
+    waiting = ~np.asarray(batch.acting)
+    assert waiting.any() and (~waiting).any()
+    adv = jax.random.normal(jax.random.key(1), batch.reward.shape)
+    targets = jnp.zeros_like(adv)
+    args = (roll["hidden0"], adv, targets, jnp.ones((2,)), state.betas, state.value_norm, 0.2)
+    _, m1 = learner.loss(state.params, batch, *args)
+    noisy = batch.replace(
+        action=jnp.where(waiting, (batch.action + 3) % 9, batch.action),
+        old_logp=jnp.where(waiting, batch.old_logp - 1.0, batch.old_logp),
+    )
+    adv2 = jnp.where(waiting, adv * 10 + 5, adv)
+    _, m2 = learner.loss(state.params, noisy, roll["hidden0"], adv2, *args[2:])
+    for k in ("policy_loss", "entropy", "approx_kl", "clip_frac"):
+        assert float(m1[k]) == pytest.approx(float(m2[k]), abs=1e-6), k
