@@ -61,7 +61,7 @@ class LearnerConfig:
     total_steps: int = 1_000_000
     update_epochs: int = 4
     num_minibatches: int = 4
-    resets_per_step: int = 0  # fresh episodes computed per round of auto-reset; 0 = ceil(num_envs / 8)
+    resets_per_step: int = 0  # fresh episodes per round of batched auto-reset; 0 = sized from the env's hint
     # optimisation
     lr: float = 2.5e-4
     anneal_lr: bool = True
@@ -102,7 +102,7 @@ class LearnerConfig:
         if isinstance(self.resets_per_step, bool) or not 0 <= self.resets_per_step <= self.num_envs:
             raise LearnerConfigError(
                 f"algo.resets_per_step must be an integer in [0, num_envs={self.num_envs}] "
-                f"(0: the default, ceil(num_envs / 8)), got {self.resets_per_step!r}"
+                f"(0: sized from the env's episode length), got {self.resets_per_step!r}"
             )
         if self.num_envs % self.num_minibatches:
             raise LearnerConfigError(

@@ -9,8 +9,8 @@ are one ``vmap``. One update:
    vmapped steps, fresh episodes computed only for the envs that ended) by ``lax.scan``;
 2. **advantages** — GAE by a reverse scan, per *unit* (an agent for decentralised
    actors; the whole team for centralised ones). A truncation ends the return like a
-   termination unless ``bootstrap_truncation=True``, which bootstraps from the value of
-   the final observation;
+   termination unless ``bootstrap_truncation=True``, which bootstraps from the critic's
+   value of the cut-off state (its observations, or its global state);
 3. **optimisation** — epochs x minibatches by scan; a minibatch is a set of whole
    env trajectories (so recurrent policies replay their sequences with resets at
    episode starts). Parameters are stacked per role (``[K, ...]``) and each role
@@ -119,6 +119,12 @@ class Batch:
 def _weighted_mean(x: jax.Array, w: jax.Array) -> jax.Array:
     w = jnp.broadcast_to(w, x.shape).astype(jnp.float32)
     return (x * w).sum() / jnp.maximum(w.sum(), 1.0)
+
+
+def _normalized(adv: jax.Array, w: jax.Array) -> jax.Array:
+    """Advantages standardised by their ``w``-weighted mean and standard deviation."""
+    mu = _weighted_mean(adv, w)
+    return (adv - mu) / jnp.sqrt(_weighted_mean((adv - mu) ** 2, w) + 1e-8)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -249,17 +255,16 @@ class Learner:
         storing every action's old log-probability per step.
         """
         logp = jnp.take_along_axis(logp_table, actions[..., None], axis=-1)[..., 0]
-        old = old_logp
         if self._exact_kl:
             kl = categorical_kl(old_table, logp_table)
         else:
-            log_r = logp - old
+            log_r = logp - old_logp
             kl = jnp.expm1(log_r) - log_r
         ent = categorical_entropy(logp_table)
         if self.cfg.actor == "joint":  # one team decision: sum over the agents that act
             w = acting.astype(jnp.float32)
-            logp, old, kl, ent = ((x * w).sum(-1, keepdims=True) for x in (logp, old, kl, ent))
-        return logp, old, kl, ent
+            logp, old_logp, kl, ent = ((x * w).sum(-1, keepdims=True) for x in (logp, old_logp, kl, ent))
+        return logp, old_logp, kl, ent
 
     def unit_acting(self, acting: jax.Array) -> jax.Array:
         return acting.any(-1, keepdims=True) if self.centralised else acting
@@ -427,9 +432,7 @@ class Learner:
         ratio = jnp.exp(logp - old)
         w_pg = self.unit_acting(mb.acting).astype(jnp.float32) * agent_w
         if c.normalize_advantages and normalize:
-            mu = _weighted_mean(adv, w_pg)
-            sd = jnp.sqrt(_weighted_mean((adv - mu) ** 2, w_pg) + 1e-8)
-            adv = (adv - mu) / sd
+            adv = _normalized(adv, w_pg)
         if c.objective == "dpo":
             pg = dpo_surrogate(ratio, adv, kl, betas[0], betas[1])
         else:
@@ -537,9 +540,7 @@ class Learner:
             # minibatch would cancel a factor that is constant over the minibatch).
             order = jax.random.permutation(k_order, m)
             if c.normalize_advantages:
-                w = self.unit_acting(batch.acting).astype(jnp.float32)
-                mu = _weighted_mean(adv, w)
-                adv = (adv - mu) / jnp.sqrt(_weighted_mean((adv - mu) ** 2, w) + 1e-8)
+                adv = _normalized(adv, self.unit_acting(batch.acting).astype(jnp.float32))
 
             def one_agent(carry, xs):
                 st, factor = carry

@@ -14,6 +14,9 @@ from alem.wrappers.base import Wrapper
 
 __all__ = ["AutoReset", "BatchedAutoReset", "select_tree"]
 
+#: The timestep fields a fresh episode replaces (reward, terminated, truncated, info stay the step's).
+_FRESH_FIELDS = ("obs", "action_mask", "acting")
+
 
 def select_tree(pred: jax.Array, on_true, on_false):
     """Leafwise ``where(pred, a, b)`` for two pytrees of one structure (``pred`` scalar)."""
@@ -139,7 +142,9 @@ class BatchedAutoReset:
         state, ts = jax.vmap(self.env.reset, in_axes=(0, None))(jax.random.split(key, self.num_envs), params)
         return state, ts.replace(info={**ts.info, "final_obs": ts.obs})
 
-    def step(self, key: jax.Array, state: Any, actions: jax.Array, params: Any = None) -> tuple[Any, TimeStep]:
+    def step(
+        self, key: jax.Array, state: Any, actions: jax.Array, params: Any = None
+    ) -> tuple[Any, TimeStep]:
         """Step every env with its own key; envs whose episode ended start a new one."""
         state, ts, _ = self.step_with_final_state(key, state, actions, params)
         return state, ts
@@ -157,40 +162,36 @@ class BatchedAutoReset:
         )
         done = ts.done
         final_obs, final_state = ts.obs, state
+        fresh = {f: getattr(ts, f) for f in _FRESH_FIELDS}  # replaced where an episode ended
+
+        def swap_in(state, fresh, new_state, new_ts, put):
+            """``put(old, new)`` on the innermost env state and the fresh timestep fields."""
+            inner = jax.tree.map(put, _innermost_state(env, state), _innermost_state(env, new_state))
+            return _with_innermost_state(env, state, inner), {
+                f: put(fresh[f], getattr(new_ts, f)) for f in fresh
+            }
+
         if env.fixed_start:  # one start state for all: compute it once, select it where ended
             new_state, new_ts = env.reset(key_reset, params)
-            pick = lambda new, old: jnp.where(done.reshape((-1,) + (1,) * (old.ndim - 1)), new, old)
-            inner = jax.tree.map(pick, _innermost_state(env, new_state), _innermost_state(env, state))
-            state = _with_innermost_state(env, state, inner)
-            fresh = {f: pick(getattr(new_ts, f), getattr(ts, f)) for f in ("obs", "action_mask", "acting")}
-            return state, ts.replace(**fresh, info={**ts.info, "final_obs": final_obs}), final_state
-        # ranked[r] = index of the r-th env (0-based) that ended; e (out of range) past the last.
-        ended = jnp.cumsum(done.astype(jnp.int32))
-        num_ended = ended[-1]
-        fresh = {"obs": ts.obs, "action_mask": ts.action_mask, "acting": ts.acting}
+            pick = lambda old, new: jnp.where(done.reshape((-1,) + (1,) * (old.ndim - 1)), new, old)
+            state, fresh = swap_in(state, fresh, new_state, new_ts, pick)
+        else:
+            ended = jnp.cumsum(done.astype(jnp.int32))  # ended[i]: envs ended among 0..i
 
-        def serve(carry):
-            round_, state, fresh = carry
-            rank = round_ * k + jnp.arange(k, dtype=jnp.int32)
-            target = jnp.searchsorted(ended, rank + 1, side="left").astype(jnp.int32)  # e where none
-            keys = jax.random.split(jax.random.fold_in(key_reset, round_), k)
-            new_state, new_ts = jax.vmap(env.reset, in_axes=(0, None))(keys, params)
-            raw = _innermost_state(env, new_state)
-            put = lambda big, rows: big.at[target].set(rows, mode="drop")
-            inner = jax.tree.map(put, _innermost_state(env, state), raw)
-            state = _with_innermost_state(env, state, inner)
-            fresh = {
-                "obs": put(fresh["obs"], new_ts.obs),
-                "action_mask": put(fresh["action_mask"], new_ts.action_mask),
-                "acting": put(fresh["acting"], new_ts.acting),
-            }
-            return round_ + 1, state, fresh
+            def serve(carry):
+                round_, state, fresh = carry
+                rank = round_ * k + jnp.arange(k, dtype=jnp.int32)
+                # index of the env of each rank; e (dropped by the scatter) past the last one
+                target = jnp.searchsorted(ended, rank + 1, side="left").astype(jnp.int32)
+                keys = jax.random.split(jax.random.fold_in(key_reset, round_), k)
+                new_state, new_ts = jax.vmap(env.reset, in_axes=(0, None))(keys, params)
+                put = lambda big, rows: big.at[target].set(rows, mode="drop")
+                return (round_ + 1, *swap_in(state, fresh, new_state, new_ts, put))
 
-        _, state, fresh = jax.lax.while_loop(
-            lambda c: c[0] * k < num_ended, serve, (jnp.int32(0), state, fresh)
-        )
-        ts = ts.replace(**fresh, info={**ts.info, "final_obs": final_obs})
-        return state, ts, final_state
+            _, state, fresh = jax.lax.while_loop(
+                lambda c: c[0] * k < ended[-1], serve, (jnp.int32(0), state, fresh)
+            )
+        return state, ts.replace(**fresh, info={**ts.info, "final_obs": final_obs}), final_state
 
 
 def default_resets_per_step(num_envs: int, episode_steps: float = 8.0) -> int:
