@@ -536,10 +536,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%d-%H%M%S")
     folder = args.out_dir or HERE / "results" / f"run_all-{stamp}"
     jobs_dir = folder / "jobs"
+    # A run folder belongs to the run that made it: refuse any non-empty one before writing.
+    existing = sorted(folder.iterdir()) if folder.is_dir() else []
+    if existing or (folder.exists() and not folder.is_dir()):
+        what = existing[0].name if existing else "a file"
+        p.error(f"{folder} already holds results ({what}, ...); choose a new --out-dir")
     jobs_dir.mkdir(parents=True, exist_ok=True)
-    existing = sorted(jobs_dir.glob("*.json"))
-    if existing:
-        p.error(f"{jobs_dir} already holds results ({existing[0].name}, ...); choose a new --out-dir")
     budget = args.budget_s or (450.0 if args.device == "gpu" else None)
     deadline = None if budget is None else time.monotonic() + budget
     mode = "quick" if args.quick else args.device

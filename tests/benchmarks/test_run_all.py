@@ -82,6 +82,18 @@ def test_a_second_run_never_overwrites_the_first(quick):
     assert (out / "results.json").read_bytes() == before
 
 
+def test_a_folder_with_anything_in_it_is_refused_before_anything_is_written(tmp_path):
+    (tmp_path / "notes.txt").write_text("another run's")
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "--quick", "--out-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert proc.returncode != 0 and "already holds results" in proc.stderr
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["notes.txt"]
+
+
 def test_a_job_past_its_time_limit_is_stopped_and_reported(tmp_path):
     ra = _module()
     # the sleeper starts a grandchild that must die with it (a benchmark's worker process)
