@@ -177,6 +177,11 @@ class MultiAgentEnv(Generic[TState, TParams]):
 
     # ------------------------------------------------------------------ public API
     def reset(self, key: PRNGKeyArray, params: TParams | None = None) -> tuple[TState, TimeStep]:
+        """Start an episode: one key (not a batch; ``jax.vmap`` over a batch of keys).
+
+        Raises:
+            EnvArgumentError: ``key`` is not one PRNG key, or ``params`` fail :meth:`check_params`.
+        """
         params = self._check_params(params)
         self._check_key(key, "reset")
         state, ts = self.reset_env(key, params)
@@ -190,6 +195,13 @@ class MultiAgentEnv(Generic[TState, TParams]):
         actions: Any,
         params: TParams | None = None,
     ) -> tuple[TState, TimeStep]:
+        """One transition: one key, one state and ``[N]`` actions (``jax.vmap`` over batches).
+
+        Raises:
+            EnvArgumentError: ``key`` is not one PRNG key, or ``params`` fail :meth:`check_params`.
+            ActionError: ``actions`` have the wrong shape or dtype, or (host arrays and lists
+                only) hold integers that int32 cannot represent.
+        """
         params = self._check_params(params)
         self._check_key(key, "step")
         actions = self._check_actions(actions)
@@ -247,32 +259,103 @@ class MultiAgentEnv(Generic[TState, TParams]):
         n = np.array([self.action_space(i).n for i in range(self.num_agents)])
         return np.arange(self.num_actions)[None, :] < n[:, None]
 
-    def _check_params(self, params: TParams | None) -> TParams:
-        if params is None:
-            return self.default_params
+    def check_params(self, params: TParams) -> None:
+        """Raise :class:`EnvArgumentError` if ``params`` are not valid params of this env.
+
+        The base class checks the type (that of :attr:`default_params`). Envs extend it
+        to check value ranges (episode limits, probabilities, ...) with
+        :meth:`_check_param_range`, which checks a field only where its value is
+        concrete (a host number, NumPy array or non-traced ``jax.Array``): inside ``jit``
+        or under a ``vmap`` over params the fields are tracers and only the type is
+        checked. ``reset``/``step`` call it on every params they are given (not on the
+        defaults, checked at construction); for a ``jax.Array`` field this reads the
+        value to the host once (JAX caches it), so validate params outside the hot loop,
+        e.g. by calling this once after ``params.replace(...)``.
+        """
         expected = type(self.default_params)
         if not isinstance(params, expected):
             raise EnvArgumentError(
                 f"{self.id}: params must be a {expected.__name__} (see env.default_params), "
                 f"got {type(params).__name__}"
             )
+
+    def _check_param_range(
+        self,
+        params: Any,
+        field: str,
+        low: float | None = None,
+        high: float | None = None,
+        *,
+        low_open: bool = False,
+        high_open: bool = False,
+    ) -> None:
+        """Raise unless every value of ``params.<field>`` lies in the interval; tracers are skipped.
+
+        ``field`` may be a dotted path into nested params (``"gymnax.max_steps_in_episode"``).
+        """
+        value = params
+        for part in field.split("."):
+            value = getattr(value, part)
+        value = _host_value(value)
+        if value is None:
+            return
+        ok = np.ones(value.shape, bool)
+        if low is not None:
+            ok &= value > low if low_open else value >= low
+        if high is not None:
+            ok &= value < high if high_open else value <= high
+        if ok.all():
+            return
+        bad = value[~ok].flat[0].item()
+        if high is None:
+            allowed = f"{'>' if low_open else '>='} {low}"
+        elif low is None:
+            allowed = f"{'<' if high_open else '<='} {high}"
+        else:
+            allowed = f"in {'(' if low_open else '['}{low}, {high}{')' if high_open else ']'}"
+        raise EnvArgumentError(f"{self.id}: params.{field}={bad} is out of range; it must be {allowed}")
+
+    def _check_params(self, params: TParams | None) -> TParams:
+        if params is None:
+            return self.default_params
+        self.check_params(params)
         return params
 
     def _check_key(self, key: Any, where: str) -> None:
         dt = getattr(key, "dtype", None)
-        if dt is not None and jax.dtypes.issubdtype(dt, jax.dtypes.prng_key):
+        shape = tuple(np.shape(key)) if dt is not None else ()
+        typed = dt is not None and jax.dtypes.issubdtype(dt, jax.dtypes.prng_key)
+        if typed and shape == ():
             return
-        if dt is None or np.dtype(dt) != np.uint32 or tuple(np.shape(key)) != (2,):
+        if not typed and dt is not None and np.dtype(dt) == np.uint32 and shape == (2,):
+            return
+        # A batch of keys (typed [B...] or raw uint32 [B..., 2]) passed without vmap: some envs
+        # would fail deep inside jax.random, deterministic ones would silently accept it.
+        if typed or (dt is not None and np.dtype(dt) == np.uint32 and len(shape) > 1 and shape[-1] == 2):
+            batch = shape if typed else shape[:-1]
             raise EnvArgumentError(
-                f"{self.id}.{where}: `key` must be a PRNG key from jax.random.key/PRNGKey, "
-                f"got {type(key).__name__} with shape {np.shape(key)} and dtype {dt}"
+                f"{self.id}.{where}: `key` must be one PRNG key per call, got a batch of keys "
+                f"with batch shape {batch}; jax.vmap {where} over a batch of keys"
             )
+        raise EnvArgumentError(
+            f"{self.id}.{where}: `key` must be a PRNG key from jax.random.key/PRNGKey, "
+            f"got {type(key).__name__} with shape {np.shape(key)} and dtype {dt}"
+        )
 
     def _check_actions(self, actions: Any) -> jax.Array:
+        """``actions`` as an array of the right shape and dtype (int32 for discrete actions).
+
+        Concrete integer actions (lists, NumPy arrays, non-traced ``jax.Array``) that int32
+        cannot hold raise :class:`ActionError`: the cast below would wrap them, possibly
+        onto a legal action. Traced actions (inside ``jit``/``vmap``) cannot be read on the
+        host; a traced int64 array (``jax_enable_x64``) is cast and wraps unchecked.
+        """
         n = self.num_agents
+        if not self.continuous_actions:
+            self._check_int32_range(actions)
         try:
             arr = jnp.asarray(actions)
-        except TypeError as e:
+        except (TypeError, OverflowError) as e:
             raise ActionError(f"{self.id}.step: `actions` could not be made an array: {e}") from None
         if self.continuous_actions:
             expected = tuple(self.action_space().shape)
@@ -292,6 +375,33 @@ class MultiAgentEnv(Generic[TState, TParams]):
                 f"and shape {tuple(arr.shape)}{hint}"
             )
         return arr if self.continuous_actions else arr.astype(jnp.int32)
+
+    def _check_int32_range(self, actions: Any) -> None:
+        if isinstance(actions, jax.core.Tracer):
+            return  # no host value inside jit/vmap
+        dtype = getattr(actions, "dtype", None)
+        if isinstance(actions, jax.Array) and (
+            not jnp.issubdtype(dtype, jnp.integer) or np.can_cast(dtype, np.int32)
+        ):
+            return  # nothing to wrap; skip the device-to-host read
+        try:
+            host = np.asarray(actions)
+        except (TypeError, ValueError, OverflowError):
+            return  # not array-like; the conversion in _check_actions reports it
+        if host.dtype == object:  # Python ints beyond int64
+            if not all(isinstance(v, int | np.integer) for v in host.flat):
+                return
+        elif not np.issubdtype(host.dtype, np.integer) or np.can_cast(host.dtype, np.int32):
+            return
+        info = np.iinfo(np.int32)
+        if host.size == 0 or info.min <= int(host.min()) and int(host.max()) <= info.max:
+            return
+        bad = next(int(v) for v in host.flat if not info.min <= int(v) <= info.max)
+        kind = "Python int" if host.dtype == object else f"dtype {host.dtype}"
+        raise ActionError(
+            f"{self.id}.step: action {bad} ({kind}) is outside the int32 range "
+            f"[{info.min}, {info.max}]; it would wrap around to another action"
+        )
 
     def _sanitize_actions(
         self, state: TState, actions: jax.Array, params: TParams
@@ -320,6 +430,17 @@ class MultiAgentEnv(Generic[TState, TParams]):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} id={self.id!r} agents={self.num_agents}>"
+
+
+def _host_value(x: Any) -> np.ndarray | None:
+    """``x`` as a NumPy array when it is concrete, None when it is traced (or not numeric)."""
+    if isinstance(x, jax.core.Tracer):
+        return None
+    try:
+        value = np.asarray(x)
+    except (TypeError, ValueError):
+        return None
+    return value if value.dtype.kind in "biuf" else None
 
 
 def closest(name: str, candidates: list[str], n: int = 3) -> list[str]:

@@ -56,9 +56,9 @@ import alem
 from alem.core import MultiAgentEnv, TimeStep
 from alem.errors import AlemError
 from alem.policies import Policy, Turn, host_view, make_policy
+from alem.rundir import JsonlWriter, read_jsonl, rewrite_jsonl
 from alem.text.backends import gather_or_cancel, run_sync
 from alem.text.policy import COUNTERS, decision_counts
-from alem.text.transcripts import JsonlWriter, read_jsonl, rewrite_jsonl
 
 __all__ = ["ConfigError", "evaluate", "summarize_run", "format_table", "build_players", "main"]
 

@@ -158,7 +158,9 @@ def make_policy(name: str, env: MultiAgentEnv, **kwargs: Any) -> Policy:
         entry = getattr(importlib.import_module(module), attr)
     policy = entry(env, **kwargs)
     if not isinstance(policy, Policy):
-        raise AlemError(f"policy entry {name!r} for {env.id!r} returned {type(policy).__name__}, not a Policy")
+        raise AlemError(
+            f"policy entry {name!r} for {env.id!r} returned {type(policy).__name__}, not a Policy"
+        )
     return policy
 
 

@@ -33,11 +33,12 @@ import hydra
 import jax
 import jax.numpy as jnp
 import numpy as np
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, ListConfig, OmegaConf
 
 import alem
 from alem.errors import AlemError
 from alem.rollout import make_rollout, summarize
+from alem.rundir import claim, dumps_line, read_jsonl, write_atomic
 
 __all__ = ["ConfigError", "TrainingInterrupted", "WANDB_MODES", "main", "make_env", "run", "seed_keys"]
 
@@ -150,6 +151,23 @@ def _chunk_log(metrics: dict[str, np.ndarray], agents: tuple[str, ...], env_step
 
 
 # ---------------------------------------------------------------------------- algorithms
+def prepare_random(
+    cfg: DictConfig, env: alem.MultiAgentEnv
+) -> Callable[[_WandbLogger, Path], dict[str, Any]]:
+    """Check the config of a uniform-random run; return the function that runs it (nothing runs yet)."""
+    for key in ("num_envs", "num_steps", "total_steps"):
+        _positive_int(cfg.algo, key, "algo.")
+    _check_seed(cfg, _positive_int(cfg, "num_seeds", ""))
+    return lambda logger, output_dir: train_random(cfg, env, logger, output_dir)
+
+
+def _check_seed(cfg: DictConfig, num_seeds: int) -> int:
+    seed = cfg.seed
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= 2**32 - num_seeds:
+        raise ConfigError(f"seed must be an integer in [0, 2**32 - num_seeds], got {seed!r}")
+    return seed
+
+
 def train_random(
     cfg: DictConfig, env: alem.MultiAgentEnv, logger: _WandbLogger, output_dir: Path | None = None
 ) -> dict[str, Any]:
@@ -163,9 +181,7 @@ def train_random(
     num_steps = _positive_int(algo, "num_steps", "algo.")
     total_steps = _positive_int(algo, "total_steps", "algo.")
     num_seeds = _positive_int(cfg, "num_seeds", "")
-    seed = cfg.seed
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= 2**32 - num_seeds:
-        raise ConfigError(f"seed must be an integer in [0, 2**32 - num_seeds], got {seed!r}")
+    seed = _check_seed(cfg, num_seeds)
 
     steps_per_chunk = num_envs * num_steps
     num_chunks = -(-total_steps // steps_per_chunk)
@@ -277,12 +293,6 @@ _LOSS_KEYS = (
 )
 
 
-def _read_rows(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
 def _progress(done: int, total: int, width: int = 24) -> str:
     filled = int(width * done / max(total, 1))
     return "[" + "#" * filled + "-" * (width - filled) + f"] {100 * done / max(total, 1):3.0f}%"
@@ -337,21 +347,31 @@ def shard_learner_state(state: Any, mesh: Any) -> Any:
     return state.replace(**fields)
 
 
-def train_ppo(
-    cfg: DictConfig, env: alem.MultiAgentEnv, logger: _WandbLogger, output_dir: Path
-) -> dict[str, Any]:
-    """Train a PPO-core learner (``algo.name`` in :data:`alem.algos.VARIANTS`) in compiled chunks.
+@dataclasses.dataclass
+class _PPOPlan:
+    """Everything a PPO-core run needs, checked before anything is written or compiled."""
 
-    Writes ``metrics.jsonl`` (one row per chunk and seed) and a checkpoint after every
-    chunk into ``output_dir``; with ``resume`` set, continues from the last checkpoint.
+    lcfg: Any
+    learner: Any
+    mesh: Any
+    seed: int
+    num_seeds: int
+    chunk_updates: int
+    num_chunks: int
+    eval_steps: int
+
+
+def prepare_ppo(cfg: DictConfig, env: alem.MultiAgentEnv) -> Callable[[_WandbLogger, Path], dict[str, Any]]:
+    """Check a PPO-core run's config and build its learner; return the function that trains it.
+
+    Every value that could only fail later (after compiling or training) is checked here:
+    learner options, seeds, devices and the final evaluation's length.
     """
-    from alem.algos import checkpoint, make_config, make_learner
+    from alem.algos import make_config, make_learner
     from alem.algos.config import LearnerConfigError
 
     num_seeds = _positive_int(cfg, "num_seeds", "")
-    seed = cfg.seed
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= 2**32 - num_seeds:
-        raise ConfigError(f"seed must be an integer in [0, 2**32 - num_seeds], got {seed!r}")
+    seed = _check_seed(cfg, num_seeds)
     chunk_updates = _positive_int(cfg, "chunk_updates", "")
     options = {k: v for k, v in OmegaConf.to_container(cfg.algo, resolve=True).items() if k != "name"}
     try:
@@ -365,7 +385,46 @@ def train_ppo(
     except LearnerConfigError as e:
         raise ConfigError(str(e)) from None
     mesh = device_mesh(cfg)
+    eval_steps = _check_eval(cfg, env, lcfg.num_steps)
+    plan = _PPOPlan(lcfg, learner, mesh, seed, num_seeds, chunk_updates, num_chunks, eval_steps)
+    return lambda logger, output_dir: train_ppo(cfg, env, plan, logger, output_dir)
 
+
+def _check_eval(cfg: DictConfig, env: alem.MultiAgentEnv, rollout_steps: int) -> int:
+    """Env steps of the final evaluation (whole rollouts); refuse one too short to finish an episode."""
+    if not isinstance(cfg.get("eval"), DictConfig):
+        raise ConfigError(f"eval must be a mapping with num_steps, got {cfg.get('eval')!r}")
+    num_steps = _positive_int(cfg.eval, "num_steps", "eval.")
+    steps = -(-num_steps // rollout_steps) * rollout_steps
+    need = math.ceil(env.episode_steps_hint)
+    if steps < need:
+        raise ConfigError(
+            f"eval.num_steps={num_steps} ({steps} after rounding up to whole rollouts of algo.num_steps="
+            f"{rollout_steps}) is shorter than an episode of {env.id} (about {need} steps): no episode "
+            f"would finish and the evaluation would be empty; use eval.num_steps >= {need}"
+        )
+    return steps
+
+
+def train_ppo(
+    cfg: DictConfig, env: alem.MultiAgentEnv, plan: _PPOPlan, logger: _WandbLogger, output_dir: Path
+) -> dict[str, Any]:
+    """Train a PPO-core learner (``algo.name`` in :data:`alem.algos.VARIANTS`) in compiled chunks.
+
+    Writes ``metrics.jsonl`` (one row per chunk and seed) and a checkpoint after every
+    chunk into ``output_dir``; with ``resume`` set, continues from the newest readable
+    checkpoint (an unreadable newest one falls back to the older kept one).
+    """
+    from alem.algos import checkpoint
+
+    lcfg, learner, mesh = plan.lcfg, plan.learner, plan.mesh
+    seed, num_seeds, chunk_updates, num_chunks = (
+        plan.seed,
+        plan.num_seeds,
+        plan.chunk_updates,
+        plan.num_chunks,
+    )
+    per_update = lcfg.num_envs * lcfg.num_steps
     metrics_path = output_dir / METRICS_FILE
     resuming = bool(cfg.get("resume"))
     keys = seed_keys(seed, num_seeds)
@@ -374,17 +433,19 @@ def train_ppo(
     state = init(keys)
     start = 0
     if resuming:
-        found = checkpoint.latest(output_dir)
-        if found is None:
-            raise checkpoint.CheckpointError(f"resume={output_dir}: the run has no checkpoint to resume from")
-        start, path = found
-        state = checkpoint.restore(path, state)
-        rows = [r for r in _read_rows(metrics_path) if r["chunk"] < start]
-        metrics_path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    elif metrics_path.exists() or checkpoint.latest(output_dir) is not None:
-        raise ConfigError(
-            f"{output_dir} already holds a run; continue it with resume={output_dir} or pick a new dir"
-        )
+        start, state = _restore_latest(output_dir, state, metrics_path)
+        rows = [
+            r
+            for r in read_jsonl(metrics_path, on_corrupt=_skip_row(metrics_path))
+            if r.get("chunk", -1) < start
+        ]
+        if rows and rows[-1].get("update") != (rows[-1]["chunk"] + 1) * chunk_updates:
+            raise ConfigError(
+                f"resume={output_dir}: the run's chunks held {rows[-1].get('update')} updates after chunk "
+                f"{rows[-1]['chunk'] + 1}, now they would hold {chunk_updates} each (its first total was "
+                "shorter than one chunk); this run cannot be extended, start a new one"
+            )
+        write_atomic(metrics_path, "".join(dumps_line(r) for r in rows))
     if mesh is not None:
         state = shard_learner_state(state, mesh)
 
@@ -457,7 +518,7 @@ def train_ppo(
     jax.block_until_ready(state)
     wall = time.perf_counter() - t_start
 
-    evaluation = _final_evaluation(cfg, env, learner, state, keys)
+    evaluation = _final_evaluation(env, learner, state, keys, plan.eval_steps)
     trained = np.asarray(evaluation["trained_return_per_seed"], dtype=float)
     random_ret = np.asarray(evaluation["random_return_per_seed"], dtype=float)
     print(
@@ -485,9 +546,8 @@ def train_ppo(
     }
 
 
-def _final_evaluation(cfg: DictConfig, env, learner, state, keys) -> dict[str, Any]:
+def _final_evaluation(env, learner, state, keys, num_steps: int) -> dict[str, Any]:
     """Mean episode return of the trained (stochastic) policy and of the random policy, same envs."""
-    num_steps = _positive_int(cfg.eval, "num_steps", "eval.")
     rounds = -(-num_steps // learner.cfg.num_steps)
 
     def trained(key, params):
@@ -514,23 +574,73 @@ def _final_evaluation(cfg: DictConfig, env, learner, state, keys) -> dict[str, A
     }
 
 
-def _algorithms() -> dict[str, Callable[..., dict[str, Any]]]:
+def _algorithms() -> dict[str, Callable[..., Callable[[_WandbLogger, Path], dict[str, Any]]]]:
+    """Algorithm name -> ``prepare(cfg, env)``, which checks the config and returns the run function."""
     from alem.algos import VARIANTS
 
-    return {"random": train_random, **{name: train_ppo for name in VARIANTS}}
+    return {"random": prepare_random, **{name: prepare_ppo for name in VARIANTS}}
+
+
+def _skip_row(path: Path) -> Callable[[int, str], None]:
+    def report(line: int, text: str) -> None:
+        print(f"alem.train: warning: {path}: line {line} is damaged and was dropped ({text!r})", flush=True)
+
+    return report
+
+
+def _restore_latest(run_dir: Path, template: Any, metrics_path: Path) -> tuple[int, Any]:
+    """``(chunks done, state)`` from the newest readable checkpoint; falls back to older kept ones.
+
+    A run killed before its first checkpoint (no checkpoint and no metrics rows) starts over.
+    """
+    from alem.algos import checkpoint
+
+    found = checkpoint.available(run_dir)
+    if not found:
+        if any(True for _ in read_jsonl(metrics_path, on_corrupt=lambda *_: None)):
+            raise checkpoint.CheckpointError(
+                f"resume={run_dir}: the run has metrics rows but no checkpoint to resume from "
+                f"(were {run_dir / checkpoint.CHECKPOINT_DIR} deleted?); start a new run"
+            )
+        print(f"alem.train: {run_dir} was stopped before its first checkpoint; starting it over", flush=True)
+        return 0, template
+    errors = []
+    for chunk, path in found:
+        try:
+            state = checkpoint.restore(path, template)
+        except checkpoint.CheckpointError as e:
+            errors.append(str(e))
+            print(f"alem.train: warning: {e}; trying the previous checkpoint", flush=True)
+            continue
+        return chunk, state
+    raise checkpoint.CheckpointError(
+        f"resume={run_dir}: no checkpoint could be restored; tried {len(found)}: " + " | ".join(errors)
+    )
 
 
 # ---------------------------------------------------------------------------- driver
-def run(cfg: DictConfig, output_dir: str | Path) -> Path:
+#: Settings a ``resume`` may change: logging only, and ``algo.total_steps`` to extend the run.
+RESUME_CHANGEABLE = ("algo.total_steps", "logger", "wandb", "stop_after_chunks", "resume")
+
+
+def run(cfg: DictConfig, output_dir: str | Path, overrides: list[str] | None = None) -> Path:
     """Train as ``cfg`` says, write ``results.json`` and ``config.yaml``; return the results path.
 
+    Every check runs before anything is written: a new run refuses an ``output_dir`` that
+    holds anything (:func:`alem.rundir.claim`). ``cfg.resume=<run dir>`` continues that run
+    with its saved config; ``overrides`` (the command line's ``key=value`` list) may only
+    extend ``algo.total_steps`` or change logging, anything else that differs is refused.
+
     Raises:
-        ConfigError: unknown algorithm, bad sizes or wandb mode.
-        alem.AlemError: from the registry (unknown env id, bad env keyword, missing dependency).
+        ConfigError: unknown algorithm, bad sizes or wandb mode, a resume override that is refused.
+        alem.AlemError: from the registry (unknown env id, bad env keyword, missing dependency),
+            or :class:`alem.rundir.RunDirError` for a directory that is not this run's.
     """
-    output_dir = Path(output_dir).resolve()
-    if cfg.get("resume"):
-        cfg, output_dir = _resumed_config(cfg)
+    resuming = bool(cfg.get("resume"))
+    if resuming:
+        cfg, output_dir = _resumed_config(cfg, overrides or [])
+    else:
+        output_dir = Path(output_dir).resolve()
     algo_name = cfg.algo.get("name") if isinstance(cfg.get("algo"), DictConfig) else None
     algorithms = _algorithms()
     if algo_name not in algorithms:
@@ -540,17 +650,29 @@ def run(cfg: DictConfig, output_dir: str | Path) -> Path:
         raise ConfigError(f"wandb.mode must be one of {list(WANDB_MODES)}, got {mode!r}")
     if cfg.get("logger", "none") not in LOGGERS:
         raise ConfigError(f"logger must be one of {list(LOGGERS)}, got {cfg.get('logger')!r}")
+    stop = cfg.get("stop_after_chunks")
+    if stop is not None and (isinstance(stop, bool) or not isinstance(stop, int) or stop < 1):
+        raise ConfigError(f"stop_after_chunks must be null or an integer >= 1, got {stop!r}")
     env = make_env(cfg.env)
+    train_fn = algorithms[algo_name](cfg, env)  # checks every value; compiles nothing
 
     config = OmegaConf.to_container(cfg, resolve=True)
     config["output_dir"] = str(output_dir)
-    output_dir.mkdir(parents=True, exist_ok=True)
-    if not cfg.get("resume"):
-        (output_dir / "config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(config)))
+    config.pop("stop_after_chunks", None)
+    config["resume"] = None
+    path = output_dir / "results.json"
+    if resuming:
+        saved = OmegaConf.to_container(OmegaConf.load(output_dir / "config.yaml"), resolve=True)
+        if path.exists() and saved == config:
+            print(f"alem.train: {output_dir} is already finished; nothing to do", flush=True)
+            return path
+    else:
+        output_dir = claim(output_dir, cli="alem.train")
+    write_atomic(output_dir / "config.yaml", OmegaConf.to_yaml(OmegaConf.create(config)))
 
     logger = _WandbLogger(cfg, config, output_dir)
     try:
-        results = algorithms[algo_name](cfg, env, logger, output_dir)
+        results = train_fn(logger, output_dir)
     except BaseException:
         logger.finish(exit_code=1)
         raise
@@ -566,21 +688,73 @@ def run(cfg: DictConfig, output_dir: str | Path) -> Path:
         "output_dir": str(output_dir),
         "config": config,
     }
-    path = output_dir / "results.json"
-    path.write_text(json.dumps(results, indent=2) + "\n")
-    (output_dir / "config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(config)))
+    write_atomic(path, json.dumps(results, indent=2) + "\n")
     summary = {k: v for k, v in results.items() if k not in ("config", "jax_devices")}
     logger.finish(summary={k: v for k, v in summary.items() if not isinstance(v, list)})
     return path
 
 
-def _resumed_config(cfg: DictConfig) -> tuple[DictConfig, Path]:
-    """The saved config of the run in ``cfg.resume`` (its own ``resume``/``stop_after_chunks`` kept)."""
+def _plain(value: Any) -> Any:
+    return (
+        OmegaConf.to_container(value, resolve=True) if isinstance(value, DictConfig | ListConfig) else value
+    )
+
+
+def _override_key(override: str) -> str | None:
+    """The dotted key of a Hydra override (``+a.b=1`` -> ``a.b``); None for Hydra's own settings."""
+    key = override.split("=", 1)[0].lstrip("+~").strip()
+    return None if key.startswith("hydra.") or key == "hydra" else key
+
+
+def _resumed_config(cfg: DictConfig, overrides: list[str]) -> tuple[DictConfig, Path]:
+    """The saved config of the run in ``cfg.resume``, with the overrides a resume may apply.
+
+    ``overrides`` are the command line's; each must leave the run as it was, extend
+    ``algo.total_steps`` or change logging. The others are refused together, by name.
+    """
     run_dir = Path(cfg.resume).resolve()
-    saved = run_dir / "config.yaml"
-    if not saved.is_file():
+    saved_path = run_dir / "config.yaml"
+    if not saved_path.is_file():
         raise ConfigError(f"resume={run_dir}: no config.yaml there; is it a training run directory?")
-    old = OmegaConf.load(saved)
+    try:
+        old = OmegaConf.load(saved_path)
+    except Exception as e:  # yaml and omegaconf raise several types
+        raise ConfigError(
+            f"resume={run_dir}: its config.yaml cannot be read ({type(e).__name__}: {e})"
+        ) from None
+    if not isinstance(old, DictConfig) or not isinstance(old.get("algo"), DictConfig):
+        raise ConfigError(f"resume={run_dir}: its config.yaml is not an alem.train config")
+    refused = []
+    for override in overrides:
+        key = _override_key(override)
+        if key is None or key in ("resume", "stop_after_chunks"):
+            continue
+        if key == "output_dir":
+            new = cfg.get("output_dir")
+            if new is not None and Path(new).resolve() != run_dir:
+                refused.append(f"output_dir={new} (a resumed run writes into its own directory)")
+            continue
+        new = OmegaConf.select(cfg, key, default=None)
+        was = OmegaConf.select(old, key, default=None)
+        if _plain(new) == _plain(was):
+            continue
+        if key == "algo.total_steps":
+            if isinstance(new, bool) or not isinstance(new, int) or not isinstance(was, int) or new < was:
+                refused.append(
+                    f"algo.total_steps={new!r} (only an extension of the run's {was!r} is possible)"
+                )
+                continue
+        elif key.split(".")[0] not in RESUME_CHANGEABLE:
+            refused.append(f"{key}={_plain(new)!r} (the run has {_plain(was)!r})")
+            continue
+        OmegaConf.update(old, key, new, force_add=True)
+    if refused:
+        raise ConfigError(
+            f"resume={run_dir} continues the run as it was configured; these overrides would change it: "
+            + "; ".join(refused)
+            + ". A resume may extend algo.total_steps and change logging (logger, wandb.*); "
+            "start a new run for anything else"
+        )
     old.resume = str(run_dir)
     old.stop_after_chunks = cfg.get("stop_after_chunks")
     return old, run_dir
@@ -592,6 +766,12 @@ def _hydra_output_dir() -> str:
     return HydraConfig.get().runtime.output_dir
 
 
+def _hydra_overrides() -> list[str]:
+    from hydra.core.hydra_config import HydraConfig
+
+    return list(HydraConfig.get().overrides.task)
+
+
 @hydra.main(version_base=None, config_path="pkg://alem.configs", config_name="config")
 def main(cfg: DictConfig) -> None:
     """Hydra entry point; see the module docstring and ``configs/config.yaml``."""
@@ -599,7 +779,7 @@ def main(cfg: DictConfig) -> None:
     for name in ("jax", "absl"):  # absl: orbax's per-save INFO lines
         logging.getLogger(name).setLevel(logging.WARNING)
     try:
-        path = run(cfg, cfg.get("output_dir") or _hydra_output_dir())
+        path = run(cfg, cfg.get("output_dir") or _hydra_output_dir(), _hydra_overrides())
     except AlemError as e:
         print(f"alem.train: error: {e}", file=sys.stderr, flush=True)
         sys.exit(1)

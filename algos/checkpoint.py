@@ -19,7 +19,7 @@ import jax
 
 from alem.errors import AlemError
 
-__all__ = ["CheckpointError", "save", "latest", "restore", "CHECKPOINT_DIR"]
+__all__ = ["CheckpointError", "save", "latest", "available", "restore", "CHECKPOINT_DIR"]
 
 CHECKPOINT_DIR = "checkpoints"
 _NAME = re.compile(r"^chunk_(\d{6})$")
@@ -57,13 +57,19 @@ def save(run_dir: str | Path, chunk: int, tree: Any, keep: int = 2) -> Path:
     return path
 
 
-def latest(run_dir: str | Path) -> tuple[int, Path] | None:
-    """``(chunk, path)`` of the newest complete checkpoint of a run, or None if it has none."""
+def available(run_dir: str | Path) -> list[tuple[int, Path]]:
+    """``(chunk, path)`` of every complete checkpoint of a run, newest first."""
     root = Path(run_dir) / CHECKPOINT_DIR
     if not root.is_dir():
-        return None
+        return []
     found = [(int(m.group(1)), p) for p in root.iterdir() if (m := _NAME.match(p.name)) and p.is_dir()]
-    return max(found) if found else None
+    return sorted(found, reverse=True)
+
+
+def latest(run_dir: str | Path) -> tuple[int, Path] | None:
+    """``(chunk, path)`` of the newest complete checkpoint of a run, or None if it has none."""
+    found = available(run_dir)
+    return found[0] if found else None
 
 
 def restore(path: str | Path, template: Any) -> Any:
@@ -88,5 +94,7 @@ def restore(path: str | Path, template: Any) -> Any:
     out = []
     for i, t in enumerate(leaves):
         r = raw.get(f"{i:05d}", t)
-        out.append(jax.random.wrap_key_data(r, impl=jax.random.key_impl(t)) if _is_key(t) and r is not t else r)
+        out.append(
+            jax.random.wrap_key_data(r, impl=jax.random.key_impl(t)) if _is_key(t) and r is not t else r
+        )
     return jax.tree.unflatten(treedef, out)

@@ -21,7 +21,7 @@ Every baseline is a :class:`LearnerConfig` (see :mod:`alem.algos.variants`):
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from alem.errors import AlemError
@@ -76,7 +76,9 @@ class LearnerConfig:
     normalize_advantages: bool = True
     value_norm: bool = False  # MAPPO: debiased running mean/var of value targets
     value_norm_beta: float = 0.99999
-    bootstrap_truncation: bool = False  # True: time-limit-correct targets (V of the cut-off state, local or global critic)
+    bootstrap_truncation: bool = (
+        False  # True: time-limit-correct targets (V of the cut-off state, local or global critic)
+    )
     # networks
     hidden: tuple[int, ...] = (64, 64)
     activation: str = "tanh"
@@ -120,6 +122,11 @@ class LearnerConfig:
         for field in ("gamma", "gae_lambda"):
             if not 0 <= getattr(self, field) <= 1:
                 raise LearnerConfigError(f"algo.{field} must be in [0, 1], got {getattr(self, field)!r}")
+        if any(isinstance(h, bool) or not isinstance(h, int) or h < 1 for h in self.hidden):
+            raise LearnerConfigError(
+                f"algo.hidden must list layer widths that are integers >= 1 ([] for no hidden layer), "
+                f"got {list(self.hidden)!r}"
+            )
         if self.recurrent < 0:
             raise LearnerConfigError(f"algo.recurrent must be >= 0 (GRU width), got {self.recurrent}")
         if self.update_order == "sequential" and self.sharing == "shared":
@@ -151,5 +158,11 @@ class LearnerConfig:
             raise LearnerConfigError(f"unknown algo option(s): {', '.join(hints)}")
         kwargs = dict(values)
         if "hidden" in kwargs:
-            kwargs["hidden"] = tuple(int(h) for h in kwargs["hidden"])
-        return cls(**kwargs)
+            hidden = kwargs["hidden"]
+            if isinstance(hidden, str) or not isinstance(hidden, Sequence):
+                raise LearnerConfigError(f"algo.hidden must be a list of layer widths, got {hidden!r}")
+            kwargs["hidden"] = tuple(hidden)
+        try:
+            return cls(**kwargs)
+        except TypeError as e:  # a value of the wrong type compared or converted in __post_init__
+            raise LearnerConfigError(f"a learner option has a value of the wrong type: {e}") from None

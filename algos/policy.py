@@ -59,7 +59,9 @@ def load_trained(run_dir: str | Path, env: MultiAgentEnv, seed_index: int = 0):
 class CheckpointPolicy(Policy):
     """Plays seat ``turn.agent`` with the trained actor of a run (``spec`` = the run directory)."""
 
-    def __init__(self, env: MultiAgentEnv, spec: str | None = None, seed_index: int = 0, greedy: bool = False):
+    def __init__(
+        self, env: MultiAgentEnv, spec: str | None = None, seed_index: int = 0, greedy: bool = False
+    ):
         if not spec:
             raise AlemError("the checkpoint player needs a run directory: checkpoint:<run dir>")
         self.learner, self.params = load_trained(spec, env, int(seed_index))

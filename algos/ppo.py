@@ -221,7 +221,9 @@ class Learner:
             # matmul per layer, no transposes in and out of a vmap over units).
             p = jax.tree.map(lambda a: a[0], params)
             t, b, u = x.shape[:3]
-            _, out = net.apply(p, h.reshape(b * u, -1), x.reshape(t, b * u, -1), jnp.repeat(resets, u, axis=1))
+            _, out = net.apply(
+                p, h.reshape(b * u, -1), x.reshape(t, b * u, -1), jnp.repeat(resets, u, axis=1)
+            )
             return h, out.reshape(t, b, u, -1)
         if self.num_roles == 1:
             p = jax.tree.map(lambda a: a[0], params)
@@ -422,7 +424,17 @@ class Learner:
         return state.replace(key=key), batch, {"hidden0": hidden0, **stats}
 
     def loss(
-        self, params, mb: Batch, h0, adv, targets, agent_w, betas, value_norm: ValueNorm, clip_eps, normalize=True
+        self,
+        params,
+        mb: Batch,
+        h0,
+        adv,
+        targets,
+        agent_w,
+        betas,
+        value_norm: ValueNorm,
+        clip_eps,
+        normalize=True,
     ):
         c = self.cfg
         a_in, c_in = self.inputs(mb.obs, mb.gstate, mb.acting)
@@ -560,9 +572,7 @@ class Learner:
             )
             metrics = jax.tree.map(jnp.mean, metrics)
         else:
-            state, metrics = self._optimise(
-                state, batch, hidden0, adv, targets, jnp.ones((m,)), None, k_opt
-            )
+            state, metrics = self._optimise(state, batch, hidden0, adv, targets, jnp.ones((m,)), None, k_opt)
         if c.objective == "dpo":
             _, kl = self._unit_ratio_and_kl(state.params, batch, hidden0)
             w = self.unit_acting(batch.acting).astype(jnp.float32)

@@ -48,7 +48,9 @@ def kmeans(points: np.ndarray, k: int, iters: int = 50) -> np.ndarray:
     centres = np.stack(centres)
     for _ in range(iters):
         labels = np.argmin(((points[:, None] - centres[None]) ** 2).sum(-1), axis=1)
-        centres = np.stack([points[labels == j].mean(0) if (labels == j).any() else centres[j] for j in range(k)])
+        centres = np.stack(
+            [points[labels == j].mean(0) if (labels == j).any() else centres[j] for j in range(k)]
+        )
     _, first = np.unique(labels, return_index=True)
     order = {old: new for new, old in enumerate(labels[np.sort(first)])}
     return np.array([order[x] for x in labels], np.int32)

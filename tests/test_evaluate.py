@@ -18,7 +18,7 @@ from alem.policies import FunctionPolicy, make_policy, policy_names
 from alem.text.backends import BackendUnavailable
 from alem.text.policy import LLMPolicy
 from alem.text.testing import FakeChatServer
-from alem.text.transcripts import read_jsonl
+from alem.rundir import read_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -239,17 +239,30 @@ def test_ppo_run_writes_rows_checkpoints_and_beats_random(ppo_run):
     assert res["trained_return_mean"] > 0.9 and abs(res["random_return_mean"] - 0.5) < 0.15
 
 
-def test_resume_continues_a_stopped_run_exactly(ppo_run, tmp_path):
+def _snapshot(run_dir: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(run_dir)): p.read_bytes() for p in sorted(run_dir.rglob("*")) if p.is_file()}
+
+
+def _resume(run_dir: Path, *overrides: str) -> Path:
+    """Resume as the CLI does: the composed config and the command line's overrides."""
+    args = ["resume=" + str(run_dir), *overrides]
+    return run(_cfg(*args), run_dir.parent / "ignored", overrides=args)
+
+
+def test_resume_continues_exactly_past_a_torn_tail_and_a_corrupt_newest_checkpoint(ppo_run, tmp_path):
     full_dir, full = ppo_run
     run_dir = tmp_path / "run"
     with pytest.raises(TrainingInterrupted, match="resume="):
-        run(_cfg(*PPO_SMALL, "stop_after_chunks=1"), run_dir)
-    assert len(_rows(run_dir)) == 2 and not (run_dir / "results.json").exists()
-    # A kill after the metrics were written but before the next checkpoint: rows of an
-    # unfinished chunk are on disk; resume must drop and recompute them, not duplicate them.
-    with (run_dir / "metrics.jsonl").open("a") as f:
-        f.write(json.dumps({**_rows(run_dir)[0], "chunk": 1}) + "\n")
-    path = run(_cfg("resume=" + str(run_dir)), tmp_path / "ignored")
+        run(_cfg(*PPO_SMALL, "stop_after_chunks=2"), run_dir)
+    assert len(_rows(run_dir)) == 4 and not (run_dir / "results.json").exists()
+    # The newest checkpoint is unreadable: resume falls back to the older kept one (chunk 1)
+    # and recomputes the rows of chunk 2, which are on disk already.
+    for f in (run_dir / "checkpoints" / "chunk_000002").rglob("*"):
+        if f.is_file():
+            f.write_bytes(b"garbage")
+    with (run_dir / "metrics.jsonl").open("a") as f:  # a kill in the middle of a row
+        f.write('{"chunk": 2, "seed": 0, "episode_ret')
+    path = _resume(run_dir)
     resumed = json.loads(path.read_text())
     assert path.parent == run_dir.resolve() and resumed["resumed_from_chunk"] == 1
     a, b = _rows(full_dir), _rows(run_dir)
@@ -259,6 +272,58 @@ def test_resume_continues_a_stopped_run_exactly(ppo_run, tmp_path):
             if k != "steps_per_s":
                 np.testing.assert_allclose(ra[k], rb[k], rtol=1e-5, err_msg=k)
     np.testing.assert_allclose(resumed["trained_return_per_seed"], full["trained_return_per_seed"], rtol=1e-5)
+    # Resuming a finished run changes nothing.
+    before = _snapshot(run_dir)
+    assert _resume(run_dir) == path and _snapshot(run_dir) == before
+
+
+def test_resume_refuses_overrides_that_change_the_run_and_writes_nothing(ppo_run, tmp_path):
+    run_dir, _ = ppo_run
+    before = _snapshot(run_dir)
+    with pytest.raises(ConfigError) as e:
+        _resume(run_dir, "algo.lr=0.1", "seed=3", "env=stag_hunt")
+    msg = str(e.value)
+    assert "algo.lr=0.1" in msg and "seed=3" in msg and "env=" in msg and "total_steps" in msg
+    with pytest.raises(ConfigError, match="only an extension"):
+        _resume(run_dir, "algo.total_steps=320")
+    with pytest.raises(ConfigError, match="its own directory"):
+        _resume(run_dir, f"output_dir={tmp_path}")
+    # Overrides equal to the run's own values, and Hydra's settings, are not changes.
+    assert _resume(run_dir, "algo.lr=0.003", "hydra.run.dir=x").exists()
+    assert _snapshot(run_dir) == before
+
+
+def test_resume_extends_total_steps_and_keeps_the_run_before_it(ppo_run, tmp_path):
+    import shutil
+
+    full_dir, full = ppo_run
+    run_dir = tmp_path / "run"
+    shutil.copytree(full_dir, run_dir)
+    path = _resume(run_dir, "algo.total_steps=1280")  # 30 -> 40 updates: one more chunk
+    res = json.loads(path.read_text())
+    assert res["updates"] == 40 and res["resumed_from_chunk"] == 3
+    assert OmegaConf.load(run_dir / "config.yaml").algo.total_steps == 1280
+    rows = _rows(run_dir)
+    assert [r["chunk"] for r in rows] == [0, 0, 1, 1, 2, 2, 3, 3]
+    assert rows[:6] == _rows(full_dir)
+
+
+def test_new_runs_never_write_into_a_directory_that_holds_anything(ppo_run, tmp_path):
+    from alem.rundir import RunDirError
+
+    run_dir, _ = ppo_run
+    before = _snapshot(run_dir)
+    with pytest.raises(RunDirError, match="already holds a run"):
+        run(_cfg(*PPO_SMALL, "algo.lr=0.1"), run_dir)
+    with pytest.raises(RunDirError, match=r"resume="):
+        run(_cfg("algo=random", "algo.num_envs=4", "algo.num_steps=2", "algo.total_steps=8"), run_dir)
+    assert _snapshot(run_dir) == before
+    other = tmp_path / "notes"
+    other.mkdir()
+    (other / "todo.txt").write_text("mine")
+    with pytest.raises(RunDirError, match="todo.txt"):
+        run(_cfg("algo=random", "algo.num_envs=4", "algo.num_steps=2", "algo.total_steps=8"), other)
+    assert [p.name for p in other.iterdir()] == ["todo.txt"]
 
 
 def test_resume_errors_are_clear_and_overwrite_nothing(ppo_run, tmp_path):
@@ -282,9 +347,23 @@ def test_resume_errors_are_clear_and_overwrite_nothing(ppo_run, tmp_path):
     shutil.rmtree(run_dir / "checkpoints")
     with pytest.raises(CheckpointError, match="no checkpoint"):
         run(_cfg("resume=" + str(run_dir)), tmp_path)
-    # Training into a directory that already holds a run is refused.
-    with pytest.raises(ConfigError, match="already holds a run"):
-        run(_cfg(*PPO_SMALL), run_dir)
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "config.yaml").write_text("algo: [unclosed\n")
+    with pytest.raises(ConfigError, match="cannot be read"):
+        run(_cfg("resume=" + str(bad)), tmp_path)
+
+
+def test_cli_resume_override_is_a_one_line_error(ppo_run, tmp_path):
+    run_dir, _ = ppo_run
+    before = _snapshot(run_dir)
+    proc = _cli(
+        [f"resume={run_dir}", "algo.lr=0.5", "seed=9", f"hydra.run.dir={tmp_path / 'h'}"], cwd=tmp_path
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    err = proc.stderr.strip().splitlines()
+    assert len(err) == 1 and "algo.lr=0.5" in err[0] and "seed=9" in err[0] and "Traceback" not in proc.stderr
+    assert _snapshot(run_dir) == before
 
 
 @pytest.mark.parametrize(
@@ -297,12 +376,17 @@ def test_resume_errors_are_clear_and_overwrite_nothing(ppo_run, tmp_path):
         (["env.id=gymnax/pendulum-v1"], "continuous actions"),
         (["algo=cppo_joint", "env.id=public_goods-v0", "+env.kwargs.num_agents=16"], "joint_action"),
         (["devices=64"], "devices must be"),
+        (["algo.hidden=[0]"], "hidden"),
+        (["algo.hidden=[abc]"], "hidden"),
+        (["eval.num_steps=0"], "eval.num_steps must be an integer >= 1"),
+        (["env.id=mpe/simple_spread-v0", "eval.num_steps=8"], "shorter than an episode"),
+        (["stop_after_chunks=0"], "stop_after_chunks"),
     ],
 )
 def test_bad_learner_configs_fail_before_compiling(tmp_path, overrides, message):
     with pytest.raises(alem.AlemError, match=message):
         run(_cfg(*PPO_SMALL, *overrides), tmp_path / "run")
-    assert not (tmp_path / "run" / "metrics.jsonl").exists()
+    assert not (tmp_path / "run").exists()  # nothing written, not even the directory
 
 
 def test_trained_run_plays_as_a_checkpoint_policy(ppo_run):
@@ -314,7 +398,10 @@ def test_trained_run_plays_as_a_checkpoint_policy(ppo_run):
     env = alem.make("coordination-v0")
     players = [make_policy("checkpoint", env, spec=str(run_dir), seed_index=s, greedy=True) for s in (0, 1)]
     state, ts = jax.vmap(env.reset, (0, None))(jax.random.split(jax.random.key(0), 64), env.default_params)
-    acts = [p.act(jax.random.key(i), Turn(env, env.default_params, i, state, ts, None, None)) for i, p in enumerate(players)]
+    acts = [
+        p.act(jax.random.key(i), Turn(env, env.default_params, i, state, ts, None, None))
+        for i, p in enumerate(players)
+    ]
     _, ts2 = jax.vmap(env.step, (0, 0, 0, None))(
         jax.random.split(jax.random.key(1), 64), state, np.stack(acts, 1), env.default_params
     )

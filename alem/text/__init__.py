@@ -6,7 +6,6 @@
   scripted stand-ins.
 - :mod:`alem.text.local_server`: the embedded llama.cpp server with SmolLM2-135M-Instruct.
 - :mod:`alem.text.policy`: :class:`LLMPolicy`, the ``"llm"`` player of ``python -m alem.evaluate``.
-- :mod:`alem.text.transcripts`: flushed JSONL records.
 
 Importing this package starts nothing and needs neither httpx nor xllamacpp.
 """

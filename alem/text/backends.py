@@ -135,7 +135,7 @@ class RequestCache:
         self._store: dict[str, dict] = {}
         self.hits = self.misses = 0
         if self.path.exists():
-            from alem.text.transcripts import read_jsonl
+            from alem.rundir import read_jsonl
 
             for rec in read_jsonl(self.path):
                 if isinstance(rec, dict) and "key" in rec and "response" in rec:

@@ -34,6 +34,7 @@ import numpy as np
 from alem.core import MultiAgentEnv
 from alem.errors import AlemError
 from alem.policies import Policy, Turn, host_view
+from alem.rundir import JsonlWriter
 from alem.text import local_server
 from alem.text.backends import (
     ChatBackend,
@@ -46,7 +47,6 @@ from alem.text.backends import (
 )
 from alem.text.parsing import parse_reply
 from alem.text.prompts import feedback_prompt, system_prompt, turn_prompt
-from alem.text.transcripts import JsonlWriter
 
 __all__ = ["LLMPolicy", "decision_counts", "COUNTERS", "FALLBACKS", "BACKENDS"]
 

@@ -73,6 +73,10 @@ class Wrapper(MultiAgentEnv):
         :meth:`inner_state`; :class:`~alem.wrappers.BatchedAutoReset` swaps fresh episodes in with it)."""
         return inner
 
+    def check_params(self, params: Any) -> None:
+        # The inner env knows its params' ranges (the base class would check only the type).
+        self._env.check_params(params)
+
     def reset(self, key, params=None):
         return self._env.reset(key, params)
 

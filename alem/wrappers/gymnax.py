@@ -235,6 +235,12 @@ class FromGymnax(MultiAgentEnv[FromGymnaxState, FromGymnaxParams]):
     def default_params(self) -> FromGymnaxParams:
         return self._default_params
 
+    def check_params(self, params: FromGymnaxParams) -> None:
+        """The type, and where concrete: the gymnax time limit ``max_steps_in_episode >= 1``."""
+        super().check_params(params)
+        if hasattr(params.gymnax, "max_steps_in_episode"):
+            self._check_param_range(params, "gymnax.max_steps_in_episode", 1)
+
     def _check_agent(self, agent: int | None) -> None:
         if agent is not None and agent not in (0, -1):
             raise IndexError(f"{self.id} has one agent (index 0); got agent={agent}")

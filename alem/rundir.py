@@ -1,0 +1,217 @@
+"""Run directories and the files in them: who may write a run dir, and how files survive a kill.
+
+The rule every CLI follows: a run directory is written only by the run that created
+it or by that run's ``resume``, and nothing is written before the run's checks pass.
+:func:`claim` enforces the first half: it refuses a directory that holds anything but
+Hydra's own bookkeeping (``.hydra/``, ``*.log``), so a new run can never overwrite
+or mix with an older one.
+
+Files are written so a kill at any moment leaves something readable:
+
+- :class:`JsonlWriter` appends one flushed line per record (episodes, transcripts,
+  metrics); :func:`read_jsonl` skips a torn last line, and :func:`repair_tail` cuts it
+  off before anything is appended after it.
+- :func:`write_atomic` writes whole files (``config.yaml``, ``results.json``) through a
+  temporary file and a rename, so a reader sees the old file or the new one, never half.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from alem.errors import AlemError
+
+__all__ = [
+    "CorruptFileError",
+    "RunDirError",
+    "JsonlWriter",
+    "claim",
+    "foreign_entries",
+    "read_jsonl",
+    "repair_tail",
+    "rewrite_jsonl",
+    "write_atomic",
+]
+
+#: Entries Hydra writes into its own run dir before the app starts; they do not make a run.
+HYDRA_ENTRIES = (".hydra",)
+
+
+class RunDirError(AlemError, ValueError):
+    """A run directory cannot be used: it holds another run, or is not the run it claims to be."""
+
+
+class CorruptFileError(AlemError, ValueError):
+    """A run file is damaged beyond a torn last line (a corrupt line in the middle, bad JSON)."""
+
+
+def foreign_entries(run_dir: str | Path) -> list[str]:
+    """Names in ``run_dir`` that are not Hydra's bookkeeping (sorted; empty for a missing dir)."""
+    path = Path(run_dir)
+    if not path.is_dir():
+        return []
+    return sorted(
+        p.name
+        for p in path.iterdir()
+        if p.name not in HYDRA_ENTRIES and not (p.suffix == ".log" and p.is_file())
+    )
+
+
+def claim(run_dir: str | Path, *, cli: str) -> Path:
+    """Make ``run_dir`` the directory of a new run; refuse one that already holds anything.
+
+    Returns the resolved path (created). ``cli`` names the command for the message,
+    which says how to continue the run that is there instead.
+    """
+    path = Path(run_dir).resolve()
+    if path.exists() and not path.is_dir():
+        raise RunDirError(f"output_dir={path} is a file, not a directory")
+    found = foreign_entries(path)
+    if found:
+        shown = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
+        raise RunDirError(
+            f"{path} already holds a run or other files ({shown}); a run directory belongs to the run that "
+            f"made it. Continue that run with `python -m {cli} resume={path}` or pick a new output_dir"
+        )
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def write_atomic(path: str | Path, text: str) -> None:
+    """Replace ``path`` with ``text`` through a temporary file and a rename (never half-written)."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    with tmp.open("w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    tmp.replace(path)
+
+
+class JsonlWriter:
+    """Append-only JSONL file; each :meth:`write` is one flushed line.
+
+    A torn last line left by a killed writer is cut off first (:func:`repair_tail`), so
+    the new records never glue onto it. Strings that UTF-8 cannot encode (lone
+    surrogates from a hostile server) are written as JSON escapes instead of failing.
+    """
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        repair_tail(self.path)
+        self._f = self.path.open("a", encoding="utf-8")
+        self._lock = threading.Lock()
+        self.count = 0
+
+    def write(self, record: dict[str, Any]) -> None:
+        line = dumps_line(record)
+        with self._lock:
+            self._f.write(line)
+            self._f.flush()
+            self.count += 1
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._f.closed:
+                self._f.flush()
+                os.fsync(self._f.fileno())
+                self._f.close()
+
+    def __enter__(self) -> JsonlWriter:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def dumps_line(record: Any) -> str:
+    """One JSONL line: readable UTF-8, or ASCII escapes where the record holds unencodable text."""
+    line = json.dumps(record, ensure_ascii=False, default=_default) + "\n"
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:
+        line = json.dumps(record, ensure_ascii=True, default=_default) + "\n"
+    return line
+
+
+def _default(x: Any) -> Any:
+    """NumPy scalars and arrays to plain Python."""
+    if hasattr(x, "tolist"):
+        return x.tolist()
+    raise TypeError(f"not JSON serializable: {type(x).__name__}")
+
+
+def repair_tail(path: str | Path) -> int:
+    """Cut a torn last line (no newline at the end) off ``path``; returns the bytes removed."""
+    path = Path(path)
+    if not path.is_file():
+        return 0
+    with path.open("rb+") as f:
+        size = f.seek(0, os.SEEK_END)
+        if size == 0:
+            return 0
+        f.seek(size - 1)
+        if f.read(1) == b"\n":
+            return 0
+        # Walk back to the last newline; everything after it is the torn record.
+        pos, block = size, 65536
+        keep = 0
+        while pos > 0:
+            start = max(0, pos - block)
+            f.seek(start)
+            chunk = f.read(pos - start)
+            k = chunk.rfind(b"\n")
+            if k >= 0:
+                keep = start + k + 1
+                break
+            pos = start
+        f.truncate(keep)
+        f.flush()
+        os.fsync(f.fileno())
+        return size - keep
+
+
+def read_jsonl(path: str | Path, *, on_corrupt: Callable[[int, str], None] | None = None) -> Iterator[Any]:
+    """Records of a JSONL file; a torn last line is skipped.
+
+    A corrupt line elsewhere raises :class:`CorruptFileError` naming the file and line,
+    unless ``on_corrupt(line_number, text)`` is given: then it is reported there and skipped.
+    """
+    path = Path(path)
+    if not path.exists():
+        return
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    torn_tail = not data.endswith(b"\n")
+    for k, raw in enumerate(lines):
+        if not raw.strip():
+            continue
+        try:
+            yield json.loads(raw.decode("utf-8"))
+        except (ValueError, RecursionError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+            if k == len(lines) - 1 and torn_tail:
+                return  # interrupted mid-write
+            if on_corrupt is not None:
+                on_corrupt(k + 1, raw[:80].decode("utf-8", "replace"))
+                continue
+            raise CorruptFileError(
+                f"{path}: line {k + 1} is not a JSON record ({raw[:60].decode('utf-8', 'replace')!r}...); "
+                "the file was damaged after it was written. Remove that line (or the file) and resume"
+            ) from None
+
+
+def rewrite_jsonl(path: str | Path, keep: Callable[[Any], bool]) -> int:
+    """Keep only the records for which ``keep`` is True (atomic replace); returns how many were dropped."""
+    path = Path(path)
+    if not path.exists():
+        return 0
+    records = list(read_jsonl(path))
+    kept = [r for r in records if keep(r)]
+    write_atomic(path, "".join(dumps_line(r) for r in kept))
+    return len(records) - len(kept)
