@@ -35,6 +35,7 @@ extra constructor keywords (``player_kwargs.llm`` is the ``llm`` config group).
 from __future__ import annotations
 
 import csv
+import io
 import json
 import logging
 import math
@@ -56,11 +57,19 @@ import alem
 from alem.core import MultiAgentEnv, TimeStep
 from alem.errors import AlemError
 from alem.policies import Policy, Turn, host_view, make_policy
-from alem.rundir import JsonlWriter, read_jsonl, rewrite_jsonl
-from alem.text.backends import gather_or_cancel, run_sync
+from alem.rundir import JsonlWriter, claim, foreign_entries, read_jsonl, rewrite_jsonl, write_atomic
+from alem.text.backends import gather_or_cancel, redact_url, run_sync
 from alem.text.policy import COUNTERS, decision_counts
 
-__all__ = ["ConfigError", "evaluate", "summarize_run", "format_table", "build_players", "main"]
+__all__ = [
+    "ConfigError",
+    "EvaluationStopped",
+    "evaluate",
+    "summarize_run",
+    "format_table",
+    "build_players",
+    "main",
+]
 
 EPISODES_FILE = "episodes.jsonl"
 TRANSCRIPTS_FILE = "transcripts.jsonl"
@@ -86,8 +95,16 @@ RESUME_FREE = frozenset(
 )
 
 
+#: Seats whose fallback rate is above this are marked in the table and in ``results.json``.
+HIGH_FALLBACK_RATE = 0.1
+
+
 class ConfigError(AlemError, ValueError):
     """The evaluation config names something that does not exist or has a bad value."""
+
+
+class EvaluationStopped(AlemError):
+    """Play stopped on an error (e.g. an LLM endpoint that keeps failing); finished episodes are kept."""
 
 
 # ---------------------------------------------------------------------------- players
@@ -247,13 +264,81 @@ def evaluate(
     run_dir: str | Path,
     labels: Sequence[str] | None = None,
     config: dict | None = None,
+    resume: bool = False,
     progress: bool = True,
 ) -> dict[str, Any]:
     """Play ``episodes`` episodes with ``players[i]`` in seat ``i``; write and return the results.
 
-    Episodes already in ``run_dir/episodes.jsonl`` are skipped (resume). Returns the
-    dict written to ``results.json`` (see :func:`summarize_run`).
+    A new run (``resume=False``) needs a ``run_dir`` that holds nothing yet
+    (:func:`alem.rundir.claim`); ``resume=True`` keeps the episodes already in
+    ``run_dir/episodes.jsonl`` and plays the rest. Players are started (LLM health
+    checks) before anything is written; ``config`` is saved as ``config.yaml``.
+    Returns the dict written to ``results.json`` (see :func:`summarize_run`).
     """
+    _check_args(env, players, episodes, num_envs, max_steps)
+    params = env.default_params if params is None else params
+    labels = list(labels) if labels is not None else [getattr(p, "label", p.name) for p in players]
+    run_dir = Path(run_dir).resolve()
+    if not resume and foreign_entries(run_dir):
+        claim(run_dir, cli="alem.evaluate")  # raises, naming what is there
+
+    # Resume: keep finished episodes (read only until every check has passed).
+    done_eps = {int(r["episode"]) for r in read_jsonl(run_dir / EPISODES_FILE) if r.get("type") == "episode"}
+    todo = deque(e for e in range(episodes) if e not in done_eps)
+    if progress:
+        skipped = f", {len(done_eps)} already done" if done_eps else ""
+        print(
+            f"alem.evaluate: env={env.id} players={labels} episodes={episodes}{skipped} num_envs={num_envs}",
+            flush=True,
+        )
+
+    t_start = time.perf_counter()
+    begun: list[Policy] = []
+    ep_log = transcript = None
+    try:
+        if todo:  # nothing to play: no servers to start or check
+            for i, p in enumerate(players):
+                p.begin(env, params, i)  # health checks: a dead endpoint fails before any write
+                begun.append(p)
+        run_dir = run_dir if resume else claim(run_dir, cli="alem.evaluate")
+        run_dir.mkdir(parents=True, exist_ok=True)
+        if config is not None:
+            write_atomic(run_dir / "config.yaml", OmegaConf.to_yaml(OmegaConf.create(config)))
+        # Drop a torn line and the transcripts of unfinished episodes (they are replayed).
+        rewrite_jsonl(run_dir / EPISODES_FILE, lambda r: r.get("type") == "episode")
+        rewrite_jsonl(run_dir / TRANSCRIPTS_FILE, lambda r: int(r.get("episode", -1)) in done_eps)
+        ep_log = JsonlWriter(run_dir / EPISODES_FILE)
+        transcript = JsonlWriter(run_dir / TRANSCRIPTS_FILE)
+        for p in players:
+            if hasattr(p, "transcript"):
+                p.transcript = transcript
+        if todo:
+            try:
+                _play(env, params, players, todo, num_envs, seed, max_steps, ep_log, progress)
+            except AlemError as e:
+                raise EvaluationStopped(
+                    f"{e} [{ep_log.count + len(done_eps)} of {episodes} episodes are finished and kept in "
+                    f"{run_dir}; continue with `python -m alem.evaluate resume={run_dir}`]"
+                ) from e
+    finally:
+        for p in begun:
+            p.close()
+        for f in (ep_log, transcript):
+            if f is not None:
+                f.close()
+    wall = time.perf_counter() - t_start
+
+    results = summarize_run(run_dir, env=env, labels=labels, episodes=episodes)
+    results["wall_time_s"] = wall
+    results["players_info"] = [
+        p.describe() if hasattr(p, "describe") else {"player": labels[i]} for i, p in enumerate(players)
+    ]
+    results["config"] = config
+    _write_results(run_dir, results)
+    return results
+
+
+def _check_args(env: MultiAgentEnv, players: Sequence[Policy], episodes, num_envs, max_steps) -> None:
     if len(players) != env.num_agents:
         raise ConfigError(f"{env.id} needs {env.num_agents} players, got {len(players)}")
     for key, value in (("episodes", episodes), ("num_envs", num_envs)):
@@ -265,50 +350,6 @@ def evaluate(
         raise ConfigError(f"max_steps must be null or an integer >= 1, got {max_steps!r}")
     if env.continuous_actions:
         raise ConfigError(f"{env.id} has continuous actions; the evaluator plays discrete-action envs")
-    params = env.default_params if params is None else params
-    labels = list(labels) if labels is not None else [getattr(p, "label", p.name) for p in players]
-    run_dir = Path(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-
-    # Resume: keep finished episodes, drop the transcripts of unfinished ones.
-    done_eps = {int(r["episode"]) for r in read_jsonl(run_dir / EPISODES_FILE) if r.get("type") == "episode"}
-    rewrite_jsonl(run_dir / EPISODES_FILE, lambda r: r.get("type") == "episode")  # drops a torn line
-    rewrite_jsonl(run_dir / TRANSCRIPTS_FILE, lambda r: int(r.get("episode", -1)) in done_eps)
-    todo = deque(e for e in range(episodes) if e not in done_eps)
-    if progress:
-        skipped = f", {len(done_eps)} already done" if done_eps else ""
-        print(
-            f"alem.evaluate: env={env.id} players={labels} episodes={episodes}{skipped} num_envs={num_envs}",
-            flush=True,
-        )
-
-    t_start = time.perf_counter()
-    ep_log = JsonlWriter(run_dir / EPISODES_FILE)
-    transcript = JsonlWriter(run_dir / TRANSCRIPTS_FILE)
-    begun: list[Policy] = []
-    try:
-        if todo:  # nothing to play: no servers to start or check
-            for i, p in enumerate(players):
-                if hasattr(p, "transcript"):
-                    p.transcript = transcript
-                p.begin(env, params, i)
-                begun.append(p)
-            _play(env, params, players, todo, num_envs, seed, max_steps, ep_log, progress)
-    finally:
-        for p in begun:
-            p.close()
-        ep_log.close()
-        transcript.close()
-    wall = time.perf_counter() - t_start
-
-    results = summarize_run(run_dir, env=env, labels=labels, episodes=episodes)
-    results["wall_time_s"] = wall
-    results["players_info"] = [
-        p.describe() if hasattr(p, "describe") else {"player": labels[i]} for i, p in enumerate(players)
-    ]
-    results["config"] = config
-    _write_results(run_dir, results)
-    return results
 
 
 def _play(env, params, players, todo: deque, num_envs, seed, max_steps, ep_log, progress) -> None:
@@ -462,6 +503,8 @@ def summarize_run(
             row.update({f"llm_{k}": _num(v) for k, v in c.items()})
             row["invalid_rate"] = _num((c["unparseable"] + c["illegal"]) / replies) if replies else None
             row["fallback_rate"] = _num(c["fallbacks"] / decs) if decs else None
+            # Above this, the seat's numbers describe the fallback policy as much as the model.
+            row["fallback_warning"] = bool(decs and c["fallbacks"] / decs > HIGH_FALLBACK_RATE)
             row["tokens_in_per_decision"] = _num(c["tokens_in"] / decs) if decs else None
             row["tokens_out_per_decision"] = _num(c["tokens_out"] / decs) if decs else None
             lat = np.array(latencies[i])
@@ -518,6 +561,7 @@ CSV_COLUMNS = [
     "llm_api_errors",
     "llm_retried_errors",
     "llm_fallbacks",
+    "fallback_warning",
     "tokens_in_per_decision",
     "tokens_out_per_decision",
     "llm_tokens_in",
@@ -529,12 +573,13 @@ CSV_COLUMNS = [
 
 
 def _write_results(run_dir: Path, results: dict[str, Any]) -> None:
-    (run_dir / "results.json").write_text(json.dumps(results, indent=2, default=str) + "\n")
-    with (run_dir / "results.csv").open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["env_id", *CSV_COLUMNS], extrasaction="ignore")
-        w.writeheader()
-        for row in results["seats"]:
-            w.writerow({"env_id": results["env_id"], **{k: row.get(k) for k in CSV_COLUMNS}})
+    write_atomic(run_dir / "results.json", json.dumps(results, indent=2, default=str) + "\n")
+    buf = io.StringIO(newline="")
+    w = csv.DictWriter(buf, fieldnames=["env_id", *CSV_COLUMNS], extrasaction="ignore")
+    w.writeheader()
+    for row in results["seats"]:
+        w.writerow({"env_id": results["env_id"], **{k: row.get(k) for k in CSV_COLUMNS}})
+    write_atomic(run_dir / "results.csv", buf.getvalue())
 
 
 def _f(x: Any, fmt: str = ".3f") -> str:
@@ -576,7 +621,7 @@ def format_table(results: dict[str, Any]) -> str:
                 ret,
                 wdl,
                 invalid,
-                _f(s.get("fallback_rate"), ".1%"),
+                _f(s.get("fallback_rate"), ".1%") + (" !" if s.get("fallback_warning") else ""),
                 tokens,
                 latency,
             ]
@@ -595,6 +640,11 @@ def format_table(results: dict[str, Any]) -> str:
     lines.append(
         "invalid: LLM seats: unparseable or illegal replies / replies; others: env-flagged illegal moves / moves"
     )
+    if any(s.get("fallback_warning") for s in results["seats"]):
+        lines.append(
+            f"!: more than {HIGH_FALLBACK_RATE:.0%} of this seat's moves were the fallback policy's, not the "
+            "model's (see llm_api_errors, invalid); its results describe the fallback as much as the model"
+        )
     return "\n".join(lines)
 
 
@@ -611,17 +661,28 @@ def _resolve_env(env_cfg: DictConfig) -> MultiAgentEnv:
 
 
 def run(cfg: DictConfig, output_dir: str | Path) -> dict[str, Any]:
-    """Evaluate as ``cfg`` says (``resume`` continues a run dir); return the results."""
+    """Evaluate as ``cfg`` says (``resume`` continues a run dir); return the results.
+
+    Everything is checked (config, players, LLM endpoints) before the run directory is
+    written; a new run refuses a directory that holds anything.
+    """
     resume = cfg.get("resume")
     run_dir = Path(resume if resume else output_dir).resolve()
     current = OmegaConf.to_container(cfg, resolve=True)
     if resume:
         saved_path = run_dir / "config.yaml"
-        if not saved_path.exists():
+        if not saved_path.is_file():
             raise ConfigError(f"resume={resume}: no config.yaml there (not an alem.evaluate run directory)")
-        saved = OmegaConf.to_container(OmegaConf.load(saved_path), resolve=True)
+        try:
+            saved = OmegaConf.to_container(OmegaConf.load(saved_path), resolve=True)
+        except Exception as e:  # yaml and omegaconf raise several types
+            raise ConfigError(
+                f"resume={resume}: its config.yaml cannot be read ({type(e).__name__}: {e})"
+            ) from None
+        if not isinstance(saved, dict):
+            raise ConfigError(f"resume={resume}: its config.yaml is not an alem.evaluate config")
         for key in RESUME_KEYS:
-            diff = _diff(saved.get(key), current.get(key), key)
+            diff = _diff(saved.get(key), _redacted(current.get(key)), key)
             if diff:
                 where, was, now = diff
                 raise ConfigError(
@@ -634,8 +695,6 @@ def run(cfg: DictConfig, output_dir: str | Path) -> dict[str, Any]:
     labels = [p.label for p in players]
     current["players_resolved"] = labels
     current["output_dir"] = str(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(current)))
     try:
         results = evaluate(
             env,
@@ -646,12 +705,25 @@ def run(cfg: DictConfig, output_dir: str | Path) -> dict[str, Any]:
             max_steps=cfg.get("max_steps"),
             run_dir=run_dir,
             labels=labels,
-            config=current,
+            config=_redacted(current),
+            resume=bool(resume),
         )
     finally:
         for p in players:
             p.close()
     return results
+
+
+def _redacted(tree: Any) -> Any:
+    """A config tree with the secrets of every ``base_url`` removed (see :func:`redact_url`)."""
+    if isinstance(tree, dict):
+        return {
+            k: redact_url(v) if k == "base_url" and isinstance(v, str) else _redacted(v)
+            for k, v in tree.items()
+        }
+    if isinstance(tree, list):
+        return [_redacted(v) for v in tree]
+    return tree
 
 
 def _diff(a: Any, b: Any, where: str) -> tuple[str, Any, Any] | None:

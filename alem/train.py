@@ -663,7 +663,7 @@ def run(cfg: DictConfig, output_dir: str | Path, overrides: list[str] | None = N
     path = output_dir / "results.json"
     if resuming:
         saved = OmegaConf.to_container(OmegaConf.load(output_dir / "config.yaml"), resolve=True)
-        if path.exists() and saved == config:
+        if saved == config and _readable_json(path):
             print(f"alem.train: {output_dir} is already finished; nothing to do", flush=True)
             return path
     else:
@@ -692,6 +692,13 @@ def run(cfg: DictConfig, output_dir: str | Path, overrides: list[str] | None = N
     summary = {k: v for k, v in results.items() if k not in ("config", "jax_devices")}
     logger.finish(summary={k: v for k, v in summary.items() if not isinstance(v, list)})
     return path
+
+
+def _readable_json(path: Path) -> bool:
+    try:
+        return isinstance(json.loads(path.read_text(encoding="utf-8")), dict)
+    except (OSError, ValueError, RecursionError):
+        return False
 
 
 def _plain(value: Any) -> Any:

@@ -33,7 +33,15 @@ def load_trained(run_dir: str | Path, env: MultiAgentEnv, seed_index: int = 0):
     results = run_dir / "results.json"
     if not results.is_file():
         raise CheckpointError(f"{run_dir}: no results.json; is it a finished `python -m alem.train` run?")
-    res = json.loads(results.read_text())
+    try:
+        res = json.loads(results.read_text(encoding="utf-8"))
+        if not isinstance(res, dict) or not isinstance(res.get("env_id"), str):
+            raise ValueError("not an alem.train results object")
+    except (ValueError, RecursionError) as e:
+        raise CheckpointError(
+            f"{results} is damaged or not written by `python -m alem.train` ({type(e).__name__}: {e}); "
+            f"resume the run with `python -m alem.train resume={run_dir}` to rewrite it"
+        ) from None
     if "learner" not in res:
         raise AlemError(f"{run_dir}: algo {res.get('algo')!r} has no trained parameters to play")
     if res["env_id"] != env.id:

@@ -126,7 +126,9 @@ def test_resume_loses_nothing_and_counts_nothing_twice(tmp_path):
     assert 0 < len(done_before) < 9
     unfinished = {r["episode"] for r in read_jsonl(part / "transcripts.jsonl")} - set(done_before)
     assert unfinished  # the crash left decisions of unfinished episodes behind
-    res = evaluate(env, players(10**9), episodes=9, num_envs=3, seed=3, run_dir=part, progress=False)
+    res = evaluate(
+        env, players(10**9), episodes=9, num_envs=3, seed=3, run_dir=part, resume=True, progress=False
+    )
     lines = list(read_jsonl(part / "episodes.jsonl"))
     assert sorted(r["episode"] for r in lines) == list(range(9))  # no duplicates, none missing
     assert episodes_of(part) == episodes_of(full)
@@ -188,12 +190,12 @@ def test_cli_against_an_openai_compatible_server(tmp_path, monkeypatch):
         argv = [
             "alem.evaluate", "env=tic_tac_toe-v0", "players=[llm,random]",
             "llm=openai", f"llm.base_url={srv.base_url}", "llm.model=fake-model",
-            "episodes=6", "num_envs=3", f"output_dir={tmp_path}",
+            "episodes=6", "num_envs=3", f"output_dir={tmp_path / 'run'}",
         ]  # fmt: skip
         monkeypatch.setattr(sys, "argv", list(argv))
         main()
         n_requests = len(srv.requests)
-    res = json.loads((tmp_path / "results.json").read_text())
+    res = json.loads((tmp_path / "run" / "results.json").read_text())
     s0 = res["seats"][0]
     assert res["env_id"] == "tic_tac_toe-v0" and s0["player"] == "llm" and res["zero_sum"]
     assert s0["llm_requests"] == n_requests and s0["invalid_rate"] == 0.0

@@ -37,18 +37,21 @@ from alem.policies import Policy, Turn, host_view
 from alem.rundir import JsonlWriter
 from alem.text import local_server
 from alem.text.backends import (
+    BackendConfigError,
     ChatBackend,
     OpenAIChatBackend,
     RequestCache,
     RequestFailed,
     ScriptedBackend,
+    TextBackendError,
+    check_settings,
     gather_or_cancel,
     run_sync,
 )
 from alem.text.parsing import parse_reply
 from alem.text.prompts import feedback_prompt, system_prompt, turn_prompt
 
-__all__ = ["LLMPolicy", "decision_counts", "COUNTERS", "FALLBACKS", "BACKENDS"]
+__all__ = ["LLMPolicy", "EndpointFailing", "decision_counts", "COUNTERS", "FALLBACKS", "BACKENDS"]
 
 FALLBACKS = ("random", "first", "forfeit")
 BACKENDS = ("local", "openai", "scripted")
@@ -70,6 +73,17 @@ COUNTERS = (
     "tokens_out",
     "latency_s",
 )
+
+
+#: Characters of an unusable reply repeated back to the model in a re-prompt.
+MAX_ECHO_CHARS = 2000
+
+
+class EndpointFailing(TextBackendError):
+    """The circuit breaker tripped: too many requests of one LLM seat failed; the run stops."""
+
+    def __init__(self, message: str):
+        super().__init__(message, "circuit_open")
 
 
 def decision_counts(record: dict[str, Any]) -> dict[str, float]:
@@ -95,6 +109,13 @@ def decision_counts(record: dict[str, Any]) -> dict[str, float]:
     return c
 
 
+def _echo(reply: str) -> str:
+    """A reply as repeated in a re-prompt: at most :data:`MAX_ECHO_CHARS` characters of it."""
+    if len(reply) <= MAX_ECHO_CHARS:
+        return reply
+    return reply[:MAX_ECHO_CHARS] + f" [... {len(reply) - MAX_ECHO_CHARS} more characters not repeated]"
+
+
 def _request_seed(*parts: Any) -> int:
     """A 31-bit seed from the parts (stable across runs, batch sizes and resumes)."""
     digest = hashlib.sha256(":".join(map(str, parts)).encode()).digest()
@@ -113,6 +134,12 @@ class LLMPolicy(Policy):
         base_url, model, api_key_env, temperature, top_p, max_tokens, structured, timeout_s,
             max_retries, backoff_s, backoff_cap_s, extra_body: see
             :class:`~alem.text.backends.OpenAIChatBackend`.
+        max_reply_bytes: the most of a reply body that is read (longer ones count as errors).
+        max_consecutive_failures: the circuit breaker: after this many requests in a row that
+            failed for good (after their retries), the run stops with :class:`EndpointFailing`
+            instead of scoring the fallback policy as the model.
+        max_failure_rate: the breaker also trips when more than this fraction of the seat's
+            decisions (once there are ``min_decisions``) fell back because requests failed.
         seed: base of the per-request seeds and of the random fallback.
         reprompts: re-prompts with feedback after an unparseable or illegal reply.
         fallback: ``"random"``, ``"first"`` or ``"forfeit"`` (see the module docstring).
@@ -150,6 +177,10 @@ class LLMPolicy(Policy):
         max_retries: int = 4,
         backoff_s: float = 0.5,
         backoff_cap_s: float = 20.0,
+        max_reply_bytes: int = OpenAIChatBackend.MAX_REPLY_BYTES,
+        max_consecutive_failures: int = 5,
+        max_failure_rate: float = 0.5,
+        min_decisions: int = 20,
         extra_body: dict[str, Any] | None = None,
         cache: str | None = None,
         cache_mode: str = "readwrite",
@@ -172,9 +203,31 @@ class LLMPolicy(Policy):
             ("reprompts", reprompts, 0),
             ("history", history, 0),
             ("max_concurrency", max_concurrency, 1),
+            ("max_consecutive_failures", max_consecutive_failures, 1),
+            ("min_decisions", min_decisions, 1),
         ):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise AlemError(f"llm.{key} must be an integer >= {low}, got {value!r}")
+        if isinstance(max_failure_rate, bool) or not (
+            isinstance(max_failure_rate, int | float) and 0 < max_failure_rate <= 1
+        ):
+            raise AlemError(f"llm.max_failure_rate must be a number in (0, 1], got {max_failure_rate!r}")
+        check_settings(
+            temperature=temperature,
+            top_p=top_p,
+            max_tokens=max_tokens,
+            timeout_s=timeout_s,
+            max_retries=max_retries,
+            backoff_s=backoff_s,
+            backoff_cap_s=backoff_cap_s,
+            max_reply_bytes=max_reply_bytes,
+        )
+        if cache_mode not in RequestCache.MODES:
+            raise BackendConfigError(
+                f"llm.cache_mode must be one of {list(RequestCache.MODES)}, got {cache_mode!r}"
+            )
+        if cache is not None and not isinstance(cache, str | Path):
+            raise BackendConfigError(f"llm.cache must be null or a file path, got {cache!r}")
         if spec:
             if backend == "scripted":
                 script = spec
@@ -194,8 +247,12 @@ class LLMPolicy(Policy):
             max_retries=max_retries,
             backoff_s=backoff_s,
             backoff_cap_s=backoff_cap_s,
+            max_reply_bytes=max_reply_bytes,
             extra_body=dict(extra_body or {}),
         )
+        self.breaker = (max_consecutive_failures, float(max_failure_rate), min_decisions)
+        self._failed_in_row = 0
+        self._breaker_counts = [0, 0]  # decisions, decisions whose requests failed for good
         self.local = dict(model_path=model_path, threads=threads, context=context, parallel=parallel)
         self.cache_path, self.cache_mode = cache, cache_mode
         self.script = script
@@ -324,7 +381,11 @@ class LLMPolicy(Policy):
                     reply = await self.backend.chat(messages, legal_names=legal_names, seed=seed)
                 except RequestFailed as e:
                     attempt.update(
-                        status="api_error", error=str(e), error_kind=e.kind, retry_errors=e.errors[:-1]
+                        status="api_error",
+                        error=str(e),
+                        error_kind=e.kind,
+                        retry_errors=e.errors[:-1],
+                        **e.detail,
                     )
                     break
             parsed = parse_reply(reply.content, env, agent, legal)
@@ -347,11 +408,13 @@ class LLMPolicy(Policy):
                 break
             named = None if parsed.named is None else names[parsed.named]
             feedback = {"role": "user", "content": feedback_prompt(parsed.status, legal_names, named)}
-            messages = [*messages, {"role": "assistant", "content": reply.content}, feedback]
+            messages = [*messages, {"role": "assistant", "content": _echo(reply.content)}, feedback]
         fallback = None
         if action is None:
             fallback = self.fallback
             action = self._fallback_action(legal, ep, agent, d)
+        failed = attempts[-1].get("status") == "api_error"
+        self._check_breaker(failed)
         record = {
             "type": "decision",
             "episode": ep,
@@ -370,6 +433,25 @@ class LLMPolicy(Policy):
         for name, v in decision_counts(record).items():
             self._totals[name] += v
         return action
+
+    def _check_breaker(self, failed: bool) -> None:
+        """Count a decision; stop the run when requests keep failing (never score a dead endpoint)."""
+        in_row, max_rate, min_decisions = self.breaker
+        self._failed_in_row = self._failed_in_row + 1 if failed else 0
+        self._breaker_counts[0] += 1
+        self._breaker_counts[1] += int(failed)
+        done, bad = self._breaker_counts
+        why = None
+        if self._failed_in_row >= in_row:
+            why = f"{self._failed_in_row} decisions in a row got no reply (max_consecutive_failures={in_row})"
+        elif done >= min_decisions and bad / done > max_rate:
+            why = f"{bad} of {done} decisions got no reply (max_failure_rate={max_rate})"
+        if why:
+            where = getattr(self.backend, "public_url", self.backend_name)
+            raise EndpointFailing(
+                f"llm seat {self._agent} ({self.label}) at {where}: {why}; the run stops rather than score "
+                "the fallback policy as the model. Finished episodes are kept; fix the endpoint and resume"
+            )
 
     def _fallback_action(self, legal: list[int], ep: int, agent: int, d: int) -> int:
         if self.fallback == "forfeit" or not legal:
