@@ -51,7 +51,7 @@ import hydra
 import jax
 import jax.numpy as jnp
 import numpy as np
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, ListConfig, OmegaConf
 
 import alem
 from alem.core import MultiAgentEnv, TimeStep
@@ -73,8 +73,6 @@ __all__ = [
 
 EPISODES_FILE = "episodes.jsonl"
 TRANSCRIPTS_FILE = "transcripts.jsonl"
-#: Config fields that must match when resuming (anything else may change, e.g. episodes).
-RESUME_KEYS = ("env", "players", "seed", "max_steps", "player_kwargs")
 #: Player settings that only affect transport, not play; they may change on resume.
 RESUME_FREE = frozenset(
     [
@@ -84,6 +82,10 @@ RESUME_FREE = frozenset(
         "max_retries",
         "backoff_s",
         "backoff_cap_s",
+        "max_reply_bytes",
+        "max_consecutive_failures",
+        "max_failure_rate",
+        "min_decisions",
         "max_concurrency",
         "cache",
         "cache_mode",
@@ -660,35 +662,20 @@ def _resolve_env(env_cfg: DictConfig) -> MultiAgentEnv:
         raise ConfigError(f"env: {e}") from None
 
 
-def run(cfg: DictConfig, output_dir: str | Path) -> dict[str, Any]:
-    """Evaluate as ``cfg`` says (``resume`` continues a run dir); return the results.
+def run(cfg: DictConfig, output_dir: str | Path, overrides: list[str] | None = None) -> dict[str, Any]:
+    """Evaluate as ``cfg`` says; return the results.
 
     Everything is checked (config, players, LLM endpoints) before the run directory is
-    written; a new run refuses a directory that holds anything.
+    written; a new run refuses a directory that holds anything. ``cfg.resume=<run dir>``
+    finishes that run with its saved config; ``overrides`` (the command line's
+    ``key=value`` list) may raise ``episodes``, change ``num_envs`` or the LLM transport
+    settings (:data:`RESUME_FREE`); one that would change play is refused, by name.
     """
     resume = cfg.get("resume")
     run_dir = Path(resume if resume else output_dir).resolve()
-    current = OmegaConf.to_container(cfg, resolve=True)
     if resume:
-        saved_path = run_dir / "config.yaml"
-        if not saved_path.is_file():
-            raise ConfigError(f"resume={resume}: no config.yaml there (not an alem.evaluate run directory)")
-        try:
-            saved = OmegaConf.to_container(OmegaConf.load(saved_path), resolve=True)
-        except Exception as e:  # yaml and omegaconf raise several types
-            raise ConfigError(
-                f"resume={resume}: its config.yaml cannot be read ({type(e).__name__}: {e})"
-            ) from None
-        if not isinstance(saved, dict):
-            raise ConfigError(f"resume={resume}: its config.yaml is not an alem.evaluate config")
-        for key in RESUME_KEYS:
-            diff = _diff(saved.get(key), _redacted(current.get(key)), key)
-            if diff:
-                where, was, now = diff
-                raise ConfigError(
-                    f"resume={resume}: {where} differs from the interrupted run ({was!r} there, {now!r} now); "
-                    f"resume with the same {where} or start a new run"
-                )
+        cfg = _resumed_config(cfg, run_dir, overrides or [])
+    current = OmegaConf.to_container(cfg, resolve=True)
     env = _resolve_env(cfg.env)
     player_kwargs = current.get("player_kwargs") or {}
     players = build_players(env, list(cfg.players), player_kwargs)
@@ -726,17 +713,64 @@ def _redacted(tree: Any) -> Any:
     return tree
 
 
-def _diff(a: Any, b: Any, where: str) -> tuple[str, Any, Any] | None:
-    """The first differing leaf of two config trees as ``(dotted key, a, b)``, or None."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        for k in sorted(set(a) | set(b), key=str):
-            if where.startswith("player_kwargs.") and k in RESUME_FREE:
-                continue
-            d = _diff(a.get(k), b.get(k), f"{where}.{k}")
-            if d:
-                return d
-        return None
-    return None if a == b else (where, a, b)
+def _resumed_config(cfg: DictConfig, run_dir: Path, overrides: list[str]) -> DictConfig:
+    """The saved config of the run in ``run_dir`` with the overrides a resume may apply."""
+    saved_path = run_dir / "config.yaml"
+    if not saved_path.is_file():
+        raise ConfigError(f"resume={run_dir}: no config.yaml there (not an alem.evaluate run directory)")
+    try:
+        saved = OmegaConf.load(saved_path)
+    except Exception as e:  # yaml and omegaconf raise several types
+        raise ConfigError(
+            f"resume={run_dir}: its config.yaml cannot be read ({type(e).__name__}: {e})"
+        ) from None
+    if not isinstance(saved, DictConfig) or "players" not in saved or "env" not in saved:
+        raise ConfigError(f"resume={run_dir}: its config.yaml is not an alem.evaluate config")
+    refused = []
+    for override in overrides:
+        key = override.split("=", 1)[0].lstrip("+~").strip()
+        if key.startswith("hydra.") or key in ("hydra", "resume", "output_dir"):
+            continue
+        parts = key.split(".")
+        # The llm group is what player_kwargs.llm holds; the run saved it resolved.
+        target = ["player_kwargs", *parts] if parts[0] == "llm" else parts
+        new, was = _plain(OmegaConf.select(cfg, key)), _plain(OmegaConf.select(saved, ".".join(target)))
+        if new == was:
+            continue
+        free = parts[0] in ("episodes", "num_envs") or (
+            len(target) == 3 and target[0] == "player_kwargs" and target[2] in RESUME_FREE
+        )
+        if not free:
+            refused.append(f"{key}={new!r} (the run has {was!r})")
+            continue
+        OmegaConf.update(saved, ".".join(target), new, force_add=True)
+        if parts[0] == "llm":
+            OmegaConf.update(saved, key, new, force_add=True)
+    if refused:
+        raise ConfigError(
+            f"resume={run_dir} finishes the run as it was set up; these overrides would change its play: "
+            + "; ".join(refused)
+            + f". A resume may raise episodes, change num_envs and LLM transport settings ({', '.join(sorted(RESUME_FREE))}); "
+            "start a new run for anything else"
+        )
+    hidden = [
+        f"player_kwargs.{name}.base_url"
+        for name, kw in (_plain(saved.get("player_kwargs")) or {}).items()
+        if isinstance(kw, dict) and "***" in str(kw.get("base_url") or "")
+    ]
+    if hidden:
+        raise ConfigError(
+            f"resume={run_dir}: the run's {hidden[0]} held credentials, which are never saved; "
+            f"give it again (e.g. llm.base_url=...) to resume"
+        )
+    saved.resume = str(run_dir)
+    return saved
+
+
+def _plain(value: Any) -> Any:
+    return (
+        OmegaConf.to_container(value, resolve=True) if isinstance(value, DictConfig | ListConfig) else value
+    )
 
 
 def _hydra_output_dir() -> str:
@@ -745,12 +779,18 @@ def _hydra_output_dir() -> str:
     return HydraConfig.get().runtime.output_dir
 
 
+def _hydra_overrides() -> list[str]:
+    from hydra.core.hydra_config import HydraConfig
+
+    return list(HydraConfig.get().overrides.task)
+
+
 @hydra.main(version_base=None, config_path="pkg://alem.configs", config_name="evaluate")
 def _main(cfg: DictConfig) -> None:
     logging.getLogger("jax").setLevel(logging.WARNING)
     logging.getLogger("httpx").setLevel(logging.WARNING)
     try:
-        results = run(cfg, cfg.get("output_dir") or _hydra_output_dir())
+        results = run(cfg, cfg.get("output_dir") or _hydra_output_dir(), _hydra_overrides())
     except AlemError as e:
         print(f"alem.evaluate: error: {e}", file=sys.stderr, flush=True)
         sys.exit(1)

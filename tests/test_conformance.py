@@ -6,6 +6,8 @@ whole suite compiles a handful of programs per env.
 
 from __future__ import annotations
 
+import re
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -245,6 +247,63 @@ def test_wrong_action_shape_and_dtype_raise_clear_errors(h):
     if not env.continuous_actions:
         with pytest.raises(alem.ActionError, match="integer"):
             env.step(jax.random.key(1), state, jnp.zeros((n,), jnp.float32))
+
+
+def test_a_batch_of_keys_without_vmap_is_rejected(h):
+    """A [B] typed key or a [B, 2] raw key is one call's mistake, never a silent batch."""
+    env = h.env
+    state, ts = h.reset(jax.random.key(0))
+    acts = random_actions(env, jax.random.key(1), ts)
+    for keys in (jax.random.split(jax.random.key(0), 4), jax.random.split(jax.random.PRNGKey(0), 4)):
+        with pytest.raises(alem.EnvArgumentError, match=r"one PRNG key per call.*batch shape \(4,\).*vmap"):
+            env.reset(keys)
+        with pytest.raises(alem.EnvArgumentError, match=r"one PRNG key per call.*vmap"):
+            env.step(keys, state, acts)
+
+
+def test_int64_actions_beyond_int32_raise_instead_of_wrapping(h):
+    env = h.env
+    if env.continuous_actions:
+        pytest.skip("discrete actions only")
+    state, ts = h.reset(jax.random.key(0))
+    # Wrapped to int32 these would be each agent's first legal action.
+    first = np.argmax(np.asarray(ts.action_mask), axis=1).astype(np.int64)
+    with pytest.raises(alem.ActionError, match=rf"action {2**32 + first[0]} \(dtype int64\).*int32 range"):
+        env.step(jax.random.key(1), state, first + 2**32)
+
+
+# Episode limits under the names the envs use (nested: gymnax params inside FromGymnaxParams).
+_LIMIT = re.compile(r"^(max_(\w+_)?(steps|cycles)(_\w+)?|num_rounds)$")
+
+
+def _limit_fields(params, prefix=""):
+    for name, value in vars(params).items():
+        if _LIMIT.match(name):
+            yield prefix + name
+        elif hasattr(value, "__dataclass_fields__"):
+            yield from _limit_fields(value, f"{prefix}{name}.")
+
+
+def _replace_path(params, path, value):
+    head, _, rest = path.partition(".")
+    return params.replace(**{head: _replace_path(getattr(params, head), rest, value) if rest else value})
+
+
+def test_check_params_rejects_a_nonpositive_episode_limit(h):
+    fields = list(_limit_fields(h.params))
+    if not fields:
+        pytest.skip("no episode-limit param")
+    h.env.check_params(h.params)
+    h.auto.check_params(h.params)
+    for field in fields:
+        bad = _replace_path(h.params, field, -1)
+        match = rf"{re.escape(h.env.id)}: params\.{re.escape(field)}=-1 is out of range; it must be >= 1"
+        with pytest.raises(alem.EnvArgumentError, match=match):
+            h.env.check_params(bad)
+        with pytest.raises(alem.EnvArgumentError, match=match):
+            h.env.reset(jax.random.key(0), bad)
+        with pytest.raises(alem.EnvArgumentError, match=match):
+            h.auto.check_params(bad)  # wrappers forward to the env's own ranges
 
 
 def test_out_of_range_actions_are_replaced_and_counted(h):

@@ -61,6 +61,80 @@ def test_raw_uint32_keys_accepted(env):
     np.testing.assert_array_equal(t1.obs, t2.obs)
 
 
+def test_batch_of_keys_without_vmap_named(env):
+    state, _ = env.reset(jax.random.key(0))
+    typed = jax.random.split(jax.random.key(0), 4)
+    raw = jax.random.split(jax.random.PRNGKey(0), 4)
+    # Rock-paper-scissors never draws from the key, so a key batch used to pass silently.
+    for keys in (typed, raw, typed.reshape(2, 2)):
+        with pytest.raises(alem.EnvArgumentError, match=r"reset: `key` must be one PRNG key per call.*vmap"):
+            env.reset(keys)
+        with pytest.raises(alem.EnvArgumentError, match=r"step: `key` must be one PRNG key per call.*vmap"):
+            env.step(keys, state, [0, 1])
+    with pytest.raises(alem.EnvArgumentError, match="batch shape"):
+        jax.jit(env.reset)(typed)  # the shape is static, so jit catches it at trace time too
+    with pytest.raises(alem.EnvArgumentError, match="must be a PRNG key from"):
+        env.reset(jnp.zeros((3,), jnp.uint32))  # not a key at all: the old message
+
+
+@pytest.mark.parametrize(
+    "actions, shown",
+    [
+        (np.array([2**32 + 1, 0], np.int64), r"action 4294967297 \(dtype int64\)"),  # would wrap to 1
+        (np.array([0, -(2**32) + 2], np.int64), r"action -4294967294 \(dtype int64\)"),  # would wrap to 2
+        (np.array([2**32, 0], np.uint64), r"action 4294967296 \(dtype uint64\)"),
+        (np.array([2**31, 0], np.uint32), r"action 2147483648 \(dtype uint32\)"),
+        ([2**32 + 1, 0], r"action 4294967297 \(dtype int64\)"),
+        ([2**70, 0], r"action 1180591620717411303424 \(Python int\)"),
+    ],
+)
+def test_actions_beyond_int32_raise_instead_of_wrapping(env, actions, shown):
+    state, _ = env.reset(jax.random.key(0))
+    with pytest.raises(alem.ActionError, match=shown + r" is outside the int32 range"):
+        env.step(jax.random.key(1), state, actions)
+
+
+def test_int64_actions_within_int32_and_traced_actions_still_work(env):
+    state, _ = env.reset(jax.random.key(0))
+    _, ts = env.step(jax.random.key(1), state, np.array([2**31 - 1, 1], np.int64))
+    assert ts.info["illegal_action"].tolist() == [True, False]  # out of range but representable: replaced
+    _, ts = jax.jit(lambda s, a, b: env.step(jax.random.key(1), s, [a, b]))(state, 0, 2)
+    assert ts.reward.tolist() == [1.0, -1.0]
+
+
+def test_check_params_names_field_value_and_range(env):
+    params = env.default_params
+    env.check_params(params)
+    with pytest.raises(alem.EnvArgumentError, match="params must be a MatrixGameParams"):
+        env.check_params({"payoffs": 1})
+    cases = [
+        (dict(num_rounds=jnp.int32(-3)), r"params\.num_rounds=-3 is out of range; it must be >= 1"),
+        (dict(num_rounds=0), r"params\.num_rounds=0 is out of range"),  # a Python int from .replace()
+        (dict(continue_prob=jnp.float32(0.0)), r"params\.continue_prob=0\.0 .* must be in \(0\.0, 1\.0\]"),
+        (dict(continue_prob=np.float32(1.5)), r"params\.continue_prob=1\.5"),
+    ]
+    for change, match in cases:
+        bad = params.replace(**change)
+        with pytest.raises(alem.EnvArgumentError, match=match):
+            env.check_params(bad)
+        with pytest.raises(alem.EnvArgumentError, match=match):
+            env.reset(jax.random.key(0), bad)
+        state, _ = env.reset(jax.random.key(0))
+        with pytest.raises(alem.EnvArgumentError, match=match):
+            env.step(jax.random.key(0), state, [0, 1], bad)
+
+
+def test_check_params_leaves_traced_params_alone(env):
+    """Inside jit the values are unknown on the host: only the type is checked (no tracer error)."""
+    bad = env.default_params.replace(continue_prob=jnp.float32(0.0))
+    _, ts = jax.jit(env.reset)(jax.random.key(0), bad)
+    assert ts.obs.shape[0] == 2
+    # A vmap over a batch of params traces them too; the single bad value is not seen.
+    batch = jax.tree.map(lambda x: jnp.stack([x, x]), bad)
+    _, ts = jax.vmap(env.reset, (None, 0))(jax.random.key(0), batch)
+    assert ts.obs.shape[:2] == (2, 2)
+
+
 def test_out_of_range_is_replaced_under_jit_and_vmap(env):
     state, _ = jax.vmap(env.reset)(jax.random.split(jax.random.key(0), 3))
     acts = jnp.array([[0, 1], [99, 1], [0, -5]], jnp.int32)

@@ -11,14 +11,15 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from hydra import compose, initialize_config_module
+from omegaconf import OmegaConf
 
 import alem
 from alem.evaluate import ConfigError, build_players, evaluate, format_table, main, run
 from alem.policies import FunctionPolicy, make_policy, policy_names
+from alem.rundir import read_jsonl
 from alem.text.backends import BackendUnavailable
 from alem.text.policy import LLMPolicy
 from alem.text.testing import FakeChatServer
-from alem.rundir import read_jsonl
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -157,19 +158,33 @@ def test_config_errors_are_clear(tmp_path):
         run(compose_cfg("env.id=tic_tac_to-v0", "players=[random]"), tmp_path / "d")
 
 
+def resume_run(run_dir, *overrides):
+    args = [f"resume={run_dir}", *overrides]
+    return run(compose_cfg(*args), run_dir, overrides=args)
+
+
 def test_resume_refuses_a_different_setup(tmp_path):
     run(compose_cfg("players=[random]", "episodes=2", "num_envs=2"), tmp_path)
-    with pytest.raises(ConfigError, match="seed differs from the interrupted run \\(0 there, 1 now\\)"):
-        run(compose_cfg("players=[random]", "episodes=2", f"resume={tmp_path}", "seed=1"), tmp_path)
-    with pytest.raises(ConfigError, match=r"player_kwargs\.llm\.temperature differs"):
-        run(
-            compose_cfg("players=[random]", "episodes=2", f"resume={tmp_path}", "llm.temperature=0.5"),
-            tmp_path,
-        )
+    before = (tmp_path / "config.yaml").read_text()
+    with pytest.raises(ConfigError, match=r"seed=1 \(the run has 0\)"):
+        resume_run(tmp_path, "seed=1")
+    with pytest.raises(ConfigError, match=r"llm\.temperature=0\.5.*players="):
+        resume_run(tmp_path, "llm.temperature=0.5", "players=[random,llm]")
+    assert (tmp_path / "config.yaml").read_text() == before
     # more episodes, or other transport settings, are fine: only the new episodes are played
-    cfg = compose_cfg("players=[random]", "episodes=4", "num_envs=2", f"resume={tmp_path}", "llm.timeout_s=5")
-    res = run(cfg, tmp_path)
+    res = resume_run(tmp_path, "episodes=4", "llm.timeout_s=5", "seed=0")
     assert res["episodes"] == 4 and sorted(episodes_of(tmp_path)) == [0, 1, 2, 3]
+    assert OmegaConf.load(tmp_path / "config.yaml").player_kwargs.llm.timeout_s == 5
+
+
+def test_a_new_run_never_writes_into_an_existing_run(tmp_path):
+    from alem.rundir import RunDirError
+
+    run(compose_cfg("players=[random]", "episodes=2", "num_envs=2"), tmp_path)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    with pytest.raises(RunDirError, match="already holds a run"):
+        run(compose_cfg("players=[random]", "episodes=3", "seed=4"), tmp_path)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
 
 
 def test_health_check_fails_before_any_episode(tmp_path):

@@ -137,13 +137,16 @@ def redact_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def clean_text(text: str) -> str:
     """``text`` with what UTF-8 cannot encode (lone surrogates) replaced by U+FFFD."""
     try:
         text.encode("utf-8")
         return text
     except UnicodeEncodeError:
-        return text.encode("utf-8", "replace").decode("utf-8")
+        return _SURROGATE.sub("\ufffd", text)
 
 
 @dataclasses.dataclass

@@ -16,7 +16,15 @@ slow reply does not block others). Each chat request takes the next entry of
 - ``"garbage"``: a reply that names no action,
 - ``"long"``: a reply of ``long_chars`` characters naming no action,
 - ``"say:<text>"``: reply ``<text>`` verbatim (e.g. an illegal move),
+- ``"surrogate"``: a reply whose content holds a lone surrogate (``\\ud800``),
+- ``"huge_usage"``: a normal answer with ``usage.prompt_tokens: 1e400``,
+- ``"deep"``: status 200 with a JSON body nested ``deep_levels`` deep,
+- ``"trickle"``: a normal answer sent one byte per ``trickle_s`` seconds,
+- ``"big:<n>"``: a reply whose content is ``n`` characters,
 - ``"ok"``: a normal answer.
+
+Every fault served is counted in :data:`FAULTS_SERVED` (all servers of the process),
+so a test session can report how many it injected.
 
 ``reject_schema=True`` answers 400 to requests with ``response_format`` (a server
 without structured output). Token usage is whitespace word counts.
@@ -36,7 +44,10 @@ from typing import Any
 
 from alem.text.backends import legal_names_in
 
-__all__ = ["FakeChatServer"]
+__all__ = ["FakeChatServer", "FAULTS_SERVED"]
+
+#: Faults served by every :class:`FakeChatServer` of this process, by name.
+FAULTS_SERVED: dict[str, int] = {}
 
 
 class FakeChatServer:
@@ -52,6 +63,8 @@ class FakeChatServer:
         reject_schema: bool = False,
         timeout_sleep_s: float = 2.0,
         long_chars: int = 20000,
+        trickle_s: float = 0.1,
+        deep_levels: int = 100_000,
     ):
         self.script = script
         self.faults = deque(faults)
@@ -60,6 +73,8 @@ class FakeChatServer:
         self.reject_schema = reject_schema
         self.timeout_sleep_s = timeout_sleep_s
         self.long_chars = long_chars
+        self.trickle_s = trickle_s
+        self.deep_levels = deep_levels
         self.requests: list[dict[str, Any]] = []  # chat bodies, in arrival order
         self.served: list[str] = []  # what each chat request got ("ok", "429", ...)
         self._lock = threading.Lock()
@@ -140,6 +155,9 @@ class FakeChatServer:
                 fault = server._next_fault()
                 with server._lock:
                     server.served.append(fault)
+                    if fault != "ok":
+                        name = fault.split(":", 1)[0]
+                        FAULTS_SERVED[name] = FAULTS_SERVED.get(name, 0) + 1
                 if fault in ("429", "500", "503", "400", "401"):
                     extra = {"Retry-After": "0"} if fault == "429" else None
                     return self._send(int(fault), {"error": {"message": f"injected {fault}"}}, extra)
@@ -147,6 +165,9 @@ class FakeChatServer:
                     return self._send(200, b"{this is not json")
                 if fault == "empty":
                     return self._send(200, {"object": "chat.completion", "choices": []})
+                if fault == "deep":
+                    depth = server.deep_levels
+                    return self._send(200, b"[" * depth + b"]" * depth)
                 if fault == "timeout":
                     time.sleep(server.timeout_sleep_s)
                 if fault == "garbage":
@@ -155,29 +176,47 @@ class FakeChatServer:
                     content = ("blah " * (server.long_chars // 5 + 1))[: server.long_chars]
                 elif fault.startswith("say:"):
                     content = fault[4:]
+                elif fault.startswith("big:"):
+                    content = ("move " * (int(fault[4:]) // 5 + 1))[: int(fault[4:])]
+                elif fault == "surrogate":
+                    content = "\ud800 " + server.answer(body)
                 else:
                     content = server.answer(body)
                 words = sum(len(str(m.get("content", "")).split()) for m in body.get("messages", []))
-                self._send(
-                    200,
-                    {
-                        "id": f"fake-{len(server.requests)}",
-                        "object": "chat.completion",
-                        "model": body["model"],
-                        "choices": [
-                            {
-                                "index": 0,
-                                "message": {"role": "assistant", "content": content},
-                                "finish_reason": "stop",
-                            }
-                        ],
-                        "usage": {
-                            "prompt_tokens": words,
-                            "completion_tokens": len(content.split()),
-                            "total_tokens": words + len(content.split()),
-                        },
+                reply = {
+                    "id": f"fake-{len(server.requests)}",
+                    "object": "chat.completion",
+                    "model": body["model"],
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": content},
+                            "finish_reason": "stop",
+                        }
+                    ],
+                    "usage": {
+                        "prompt_tokens": words,
+                        "completion_tokens": len(content.split()),
+                        "total_tokens": words + len(content.split()),
                     },
-                )
+                }
+                data = json.dumps(reply).encode()  # ASCII: a lone surrogate goes out as \\ud800
+                if fault == "huge_usage":
+                    data = data.replace(f'"prompt_tokens": {words}'.encode(), b'"prompt_tokens": 1e400')
+                if fault == "trickle":
+                    return self._trickle(data)
+                self._send(200, data)
+
+            def _trickle(self, data: bytes) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    for i in range(len(data)):
+                        self.wfile.write(data[i : i + 1])
+                        self.wfile.flush()
+                        time.sleep(server.trickle_s)
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True

@@ -245,6 +245,11 @@ class LevelBasedForaging(MultiAgentEnv[LBFState, LBFParams]):
     def default_params(self) -> LBFParams:
         return self._default_params
 
+    def check_params(self, params: LBFParams) -> None:
+        """The type, and where concrete: ``max_episode_steps >= 1``."""
+        super().check_params(params)
+        self._check_param_range(params, "max_episode_steps", 1)
+
     @property
     def episode_steps_hint(self) -> float:
         return float(self._default_params.max_episode_steps)

@@ -232,6 +232,12 @@ class RepeatedGame(MultiAgentEnv[RepeatedGameState, Any]):
         stop = 1.0 - float(p.continue_prob)  # expected length of the geometric stop, capped by the horizon
         return float(p.num_rounds) if stop <= 0 else min(float(p.num_rounds), 1.0 / stop)
 
+    def check_params(self, params: Any) -> None:
+        """The type, and where concrete: ``num_rounds >= 1`` and ``continue_prob`` in (0, 1]."""
+        super().check_params(params)
+        self._check_param_range(params, "num_rounds", 1)
+        self._check_param_range(params, "continue_prob", 0.0, 1.0, low_open=True)
+
     def payoff(self, params: Any, joint_action: jax.Array) -> jax.Array:
         """float32 ``[N]`` rewards of one joint action ``[N]``."""
         raise NotImplementedError

@@ -215,6 +215,16 @@ class PathfindingEnv(MultiAgentEnv[PathfindingState, PathfindingParams]):
     def default_params(self) -> PathfindingParams:
         return self._params
 
+    def check_params(self, params: PathfindingParams) -> None:
+        """The type, and where concrete: ``max_steps >= 1``, ``density`` in [0, 1], a known ``mode``.
+
+        Maps and tasks are checked by :func:`make_params`; build params with it to change them.
+        """
+        super().check_params(params)
+        self._check_param_range(params, "max_steps", 1)
+        self._check_param_range(params, "density", 0.0, 1.0)
+        self._check_param_range(params, "mode", 0, len(MODES) - 1)
+
     @property
     def episode_steps_hint(self) -> float:
         return float(self._params.max_steps)

@@ -12,7 +12,8 @@ top-left.
   :func:`components` (connected components, for checking tasks).
 
 Parsers raise :class:`MapFormatError` naming the file (or ``<string>``), the line and
-what was wrong.
+what was wrong. Files are read as UTF-8 (a leading byte-order mark is ignored) by
+:func:`read_map_text`.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ __all__ = [
     "ScenarioTask",
     "parse_movingai_scen",
     "load_movingai_scen",
+    "read_map_text",
     "components",
     "bfs_distance_host",
     "map_to_ascii",
@@ -150,6 +152,7 @@ def parse_ascii_map(text: str, source: str = "<string>") -> AsciiMap:
     have the same length. ``@``/``$``/``!`` (POGEMA's possible-position marks) are read as
     free cells.
     """
+    text = text.removeprefix("\ufeff")  # a BOM kept by a reader that decoded with plain "utf-8"
     rows = text.split()
     if not rows:
         raise MapFormatError(f"{source}: the map is empty")
@@ -196,6 +199,7 @@ def parse_movingai_map(text: str, source: str = "<string>") -> np.ndarray:
     ``.`` and ``G`` are free; ``@``, ``O``, ``T``, ``S`` and ``W`` are obstacles (for
     4-connected MAPF, swamp and water are not passable).
     """
+    text = text.removeprefix("\ufeff")  # a BOM kept by a reader that decoded with plain "utf-8"
     lines = text.splitlines()
     header: dict[str, str] = {}
     i = 0
@@ -248,10 +252,30 @@ def parse_movingai_map(text: str, source: str = "<string>") -> np.ndarray:
     return out
 
 
+def read_map_text(path: str | os.PathLike) -> str:
+    """A map or scenario file's text: UTF-8, with a leading byte-order mark dropped.
+
+    The encoding is fixed (not the locale's) so a file reads the same on every system.
+
+    Raises:
+        MapFormatError: the file is not valid UTF-8 (naming the file and the byte offset).
+    """
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        # The offset counts from the start of the file, BOM included (decode() strips it first).
+        offset = e.start + (3 if data.startswith(b"\xef\xbb\xbf") else 0)
+        raise MapFormatError(
+            f"{os.fspath(path)}: not valid UTF-8 text at byte offset {offset} "
+            f"(byte {data[offset : offset + 1]!r}: {e.reason}); save the file as UTF-8 or ASCII"
+        ) from None
+
+
 def load_movingai_map(path: str | os.PathLike) -> np.ndarray:
-    """Read a MovingAI ``.map`` file (see :func:`parse_movingai_map`)."""
-    with open(path) as f:
-        return parse_movingai_map(f.read(), source=os.fspath(path))
+    """Read a MovingAI ``.map`` file (UTF-8, see :func:`read_map_text`; :func:`parse_movingai_map`)."""
+    return parse_movingai_map(read_map_text(path), source=os.fspath(path))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -273,6 +297,7 @@ def parse_movingai_scen(text: str, source: str = "<string>") -> list[ScenarioTas
     length assumes octile moves; recompute 4-connected distances with
     :func:`bfs_distance_host`.
     """
+    text = text.removeprefix("\ufeff")  # a BOM kept by a reader that decoded with plain "utf-8"
     lines = [ln for ln in text.splitlines()]
     if not lines or not lines[0].strip().startswith("version"):
         raise MapFormatError(f"{source}: line 1: expected 'version 1', got {lines[0] if lines else ''!r}")
@@ -296,9 +321,8 @@ def parse_movingai_scen(text: str, source: str = "<string>") -> list[ScenarioTas
 
 
 def load_movingai_scen(path: str | os.PathLike) -> list[ScenarioTask]:
-    """Read a MovingAI ``.scen`` file (see :func:`parse_movingai_scen`)."""
-    with open(path) as f:
-        return parse_movingai_scen(f.read(), source=os.fspath(path))
+    """Read a MovingAI ``.scen`` file (UTF-8, see :func:`read_map_text`; :func:`parse_movingai_scen`)."""
+    return parse_movingai_scen(read_map_text(path), source=os.fspath(path))
 
 
 _NEIGHBOURS = ((-1, 0), (1, 0), (0, -1), (0, 1))

@@ -149,3 +149,12 @@ def test_scripted_backend_answers_legal_moves_reproducibly():
     assert picks == set(LEGAL)
     assert chat(b, seed=3).content == chat(b, seed=3).content
     assert json.loads(chat(ScriptedBackend("first")).content) == {"action": "stag"}
+
+
+def test_redact_url_hides_passwords_and_key_like_query_values():
+    from alem.text.backends import redact_url
+
+    assert redact_url("http://alice:pw@host:8000/v1") == "http://alice:***@host:8000/v1"
+    assert redact_url("https://tok@host/v1") == "https://***@host/v1"
+    assert redact_url("https://h/v1?api_key=k1&api-version=2024") == "https://h/v1?api_key=***&api-version=2024"
+    assert redact_url("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"

@@ -311,6 +311,12 @@ class MPEEnv(MultiAgentEnv[MPEState, MPEParams]):
     def default_params(self) -> MPEParams:
         return MPEParams(max_cycles=jnp.int32(self._max_cycles), local_ratio=jnp.float32(self._local_ratio))
 
+    def check_params(self, params: MPEParams) -> None:
+        """The type, and where concrete: ``max_cycles >= 1`` and ``local_ratio`` in [0, 1]."""
+        super().check_params(params)
+        self._check_param_range(params, "max_cycles", 1)
+        self._check_param_range(params, "local_ratio", 0.0, 1.0)
+
     @property
     def episode_steps_hint(self) -> float:
         return float(self._max_cycles)

@@ -206,6 +206,27 @@ def test_bad_input_raises_clear_errors(kwargs, match):
         PathfindingEnv(**{"num_agents": 1, **kwargs})
 
 
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        (
+            dict(density=jnp.float32(2.0)),
+            r"params\.density=2\.0 is out of range; it must be in \[0\.0, 1\.0\]",
+        ),
+        (dict(density=-0.5), r"params\.density=-0\.5 is out of range"),
+        (dict(max_steps=jnp.int32(-1)), r"params\.max_steps=-1 is out of range; it must be >= 1"),
+        (dict(mode=jnp.int32(7)), r"params\.mode=7 is out of range; it must be in \[0, 2\]"),
+    ],
+)
+def test_replaced_params_out_of_range_are_rejected(one_shot, change, match):
+    env, _ = one_shot
+    bad = env.default_params.replace(**change)
+    with pytest.raises(EnvArgumentError, match=match):
+        env.check_params(bad)
+    with pytest.raises(EnvArgumentError, match=match):
+        env.reset(jax.random.key(0), bad)
+
+
 def test_text_hooks():
     env = PathfindingEnv(2, 1, 5, maps=".#...", starts=[[0, 0], [0, 2]], goals=[[0, 0], [0, 4]], obs_radius=1)
     state, _ = jax.jit(env.reset)(jax.random.key(0), env.default_params)

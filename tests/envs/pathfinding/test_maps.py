@@ -62,6 +62,34 @@ def test_malformed_scen_names_file_and_line(tmp_path):
         M.parse_movingai_scen("0 m.map 4 4 0 0 3 3 6\n")
 
 
+def test_files_with_a_utf8_bom_load_like_plain_ones(tmp_path):
+    for name, load in (("tiny.map", M.load_movingai_map), ("tiny.scen", M.load_movingai_scen)):
+        path = tmp_path / name
+        path.write_bytes(b"\xef\xbb\xbf" + (FIXTURES / name).read_bytes())
+        plain, bom = load(FIXTURES / name), load(path)
+        if isinstance(plain, np.ndarray):
+            np.testing.assert_array_equal(bom, plain)
+        else:
+            assert bom == plain
+    # Text decoded elsewhere with plain "utf-8" keeps the mark as U+FEFF; parsers drop it too.
+    text = (FIXTURES / "tiny.map").read_text(encoding="utf-8")
+    np.testing.assert_array_equal(M.parse_movingai_map("\ufeff" + text), M.parse_movingai_map(text))
+    assert M.parse_ascii_map("\ufeff.a\n#A").starts.tolist() == [[0, 1]]
+
+
+def test_invalid_utf8_names_the_file_and_byte_offset(tmp_path):
+    path = tmp_path / "latin1.map"
+    data = b"type octile\nheight 1\nwidth 2\nmap\n.\xe9\n"  # a Latin-1 'é'
+    path.write_bytes(data)
+    assert data.index(b"\xe9") == 34
+    with pytest.raises(M.MapFormatError, match=r"latin1\.map: not valid UTF-8 text at byte offset 34"):
+        M.load_movingai_map(path)
+    scen = tmp_path / "bom_then_bad.scen"
+    scen.write_bytes(b"\xef\xbb\xbfversion 1\n\xff")  # offsets count the BOM: 0xFF is byte 13
+    with pytest.raises(M.MapFormatError, match=r"bom_then_bad\.scen: not valid UTF-8 text at byte offset 13"):
+        M.load_movingai_scen(scen)
+
+
 def test_ascii_map_with_agents_and_targets():
     parsed = M.parse_ascii_map(
         """
