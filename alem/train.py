@@ -40,7 +40,18 @@ from alem.errors import AlemError
 from alem.rollout import make_rollout, summarize
 from alem.rundir import claim, dumps_line, read_jsonl, write_atomic
 
-__all__ = ["ConfigError", "TrainingInterrupted", "WANDB_MODES", "main", "make_env", "run", "seed_keys"]
+__all__ = [
+    "ConfigError",
+    "TrainingInterrupted",
+    "WANDB_MODES",
+    "eval_keys",
+    "final_evaluation",
+    "main",
+    "make_env",
+    "policy_evaluator",
+    "run",
+    "seed_keys",
+]
 
 WANDB_MODES = ("disabled", "offline", "online")
 LOGGERS = ("none", "wandb")
@@ -433,7 +444,7 @@ def train_ppo(
     state = init(keys)
     start = 0
     if resuming:
-        start, state = _restore_latest(output_dir, state, metrics_path)
+        start, state = _restore_latest(output_dir, state)
         rows = [
             r
             for r in read_jsonl(metrics_path, on_corrupt=_skip_row(metrics_path))
@@ -518,7 +529,7 @@ def train_ppo(
     jax.block_until_ready(state)
     wall = time.perf_counter() - t_start
 
-    evaluation = _final_evaluation(env, learner, state, keys, plan.eval_steps)
+    evaluation = final_evaluation(env, learner, state, keys, plan.eval_steps)
     trained = np.asarray(evaluation["trained_return_per_seed"], dtype=float)
     random_ret = np.asarray(evaluation["random_return_per_seed"], dtype=float)
     print(
@@ -546,31 +557,62 @@ def train_ppo(
     }
 
 
-def _final_evaluation(env, learner, state, keys, num_steps: int) -> dict[str, Any]:
-    """Mean episode return of the trained (stochastic) policy and of the random policy, same envs."""
+def policy_evaluator(
+    env, learner, num_steps: int
+) -> Callable[[jax.Array, Any], tuple[np.ndarray, np.ndarray]]:
+    """A compiled evaluation of seed-batched learner parameters (compiled once, called many times).
+
+    Returns ``evaluate(keys, params) -> (episodes [S], mean return per agent [S, N])``: for each
+    seed, ``learner.cfg.num_envs`` fresh envs run the (stochastic) policy with ``params`` for
+    ``num_steps`` steps, rounded up to whole rollouts of ``learner.cfg.num_steps``; the mean is over
+    the episodes that ended (NaN where none did). ``params`` has the seed axis first, as in a
+    seed-vmapped ``LearnerState.params``.
+    """
     rounds = -(-num_steps // learner.cfg.num_steps)
 
-    def trained(key, params):
+    def one_seed(key, params):
         st = learner.init(key).replace(params=params)
 
         def one_rollout(s, _):
             s, _batch, stats = learner.rollout(s, env.default_params)
             return s, stats
 
-        st, m = jax.lax.scan(one_rollout, st, None, length=rounds)
+        _, m = jax.lax.scan(one_rollout, st, None, length=rounds)
         return m["episodes"].sum(), m["return_sum"].sum(0)
 
-    eval_keys = jax.vmap(lambda k: jax.random.fold_in(k, 2**31 - 1))(keys)
-    params = jax.device_get(state.params)
-    episodes, return_sum = jax.device_get(jax.jit(jax.vmap(trained))(eval_keys, params))
+    batched = jax.jit(jax.vmap(one_seed))
+
+    def evaluate(keys: jax.Array, params: Any) -> tuple[np.ndarray, np.ndarray]:
+        episodes, return_sum = jax.device_get(batched(keys, params))
+        return np.asarray(episodes), _mean_return(np.asarray(return_sum), np.asarray(episodes))
+
+    return evaluate
+
+
+def eval_keys(keys: jax.Array, index: int = 0) -> jax.Array:
+    """Evaluation keys of seeds ``keys`` (``[S]``), apart from the training keys; ``index`` numbers evaluations."""
+    keys = jax.vmap(lambda k: jax.random.fold_in(k, 2**31 - 1))(keys)
+    return keys if index == 0 else jax.vmap(lambda k: jax.random.fold_in(k, index))(keys)
+
+
+def final_evaluation(env, learner, state, keys, num_steps: int, evaluate=None) -> dict[str, Any]:
+    """Mean episode return of the trained (stochastic) policy and of the random policy, same envs.
+
+    ``evaluate``: a :func:`policy_evaluator` of the same ``num_steps`` already compiled, if any.
+    """
+    rounds = -(-num_steps // learner.cfg.num_steps)
+    keys = eval_keys(keys)
+    evaluate = evaluate or policy_evaluator(env, learner, num_steps)
+    episodes, trained = evaluate(keys, jax.device_get(state.params))
     rollout = make_rollout(env, learner.cfg.num_envs, rounds * learner.cfg.num_steps)
-    rnd = jax.device_get(jax.jit(jax.vmap(lambda k: rollout(k, env.default_params)[1]))(eval_keys))
+    rnd = jax.device_get(jax.jit(jax.vmap(lambda k: rollout(k, env.default_params)[1]))(keys))
+    random_ret = _mean_return(rnd["return_sum"], rnd["episodes"])
     return {
         "episodes_per_seed": int(np.min(episodes)),
-        "trained_return_per_seed": _jsonable(_mean_return(return_sum, episodes)),
-        "random_return_per_seed": _jsonable(_mean_return(rnd["return_sum"], rnd["episodes"])),
-        "trained_return_mean": _jsonable(np.nanmean(_mean_return(return_sum, episodes))),
-        "random_return_mean": _jsonable(np.nanmean(_mean_return(rnd["return_sum"], rnd["episodes"]))),
+        "trained_return_per_seed": _jsonable(trained),
+        "random_return_per_seed": _jsonable(random_ret),
+        "trained_return_mean": _jsonable(np.nanmean(trained)),
+        "random_return_mean": _jsonable(np.nanmean(random_ret)),
     }
 
 
@@ -588,21 +630,17 @@ def _skip_row(path: Path) -> Callable[[int, str], None]:
     return report
 
 
-def _restore_latest(run_dir: Path, template: Any, metrics_path: Path) -> tuple[int, Any]:
+def _restore_latest(run_dir: Path, template: Any) -> tuple[int, Any]:
     """``(chunks done, state)`` from the newest readable checkpoint; falls back to older kept ones.
 
-    A run killed before its first checkpoint (no checkpoint and no metrics rows) starts over.
+    A run killed before its first checkpoint was complete starts over (its rows are recomputed).
     """
     from alem.algos import checkpoint
 
     found = checkpoint.available(run_dir)
     if not found:
-        if any(True for _ in read_jsonl(metrics_path, on_corrupt=lambda *_: None)):
-            raise checkpoint.CheckpointError(
-                f"resume={run_dir}: the run has metrics rows but no checkpoint to resume from "
-                f"(were {run_dir / checkpoint.CHECKPOINT_DIR} deleted?); start a new run"
-            )
-        print(f"alem.train: {run_dir} was stopped before its first checkpoint; starting it over", flush=True)
+        # Killed before its first checkpoint was complete (rows of chunk 0 may be on disk).
+        print(f"alem.train: {run_dir} has no complete checkpoint yet; starting it over", flush=True)
         return 0, template
     errors = []
     for chunk, path in found:

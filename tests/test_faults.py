@@ -316,12 +316,13 @@ def _metric_rows(run_dir: Path) -> list[tuple]:
     ]
 
 
-def _train_kill_resume(tmp_path: Path, reference: Path, kill_after: float, tear: bool) -> None:
+def _train_kill_resume(tmp_path: Path, reference: Path, kill_after: float, tear: bool) -> bool:
+    """Kill a training run, resume it, compare with the reference; True if it was killed."""
     run_dir = tmp_path / "killed"
     rc, out = _run_cli("alem.train", [*TRAIN, f"output_dir={run_dir}"], tmp_path, kill_after=kill_after)
     if rc == 0:  # finished before the kill: nothing to resume, still must equal the reference
         assert _metric_rows(run_dir) == _metric_rows(reference)
-        return
+        return False
     assert rc == -signal.SIGKILL, out
     if tear and (run_dir / "metrics.jsonl").exists():
         with (run_dir / "metrics.jsonl").open("a") as f:
@@ -333,6 +334,7 @@ def _train_kill_resume(tmp_path: Path, reference: Path, kill_after: float, tear:
     np.testing.assert_allclose(
         np.array([r[2:] for r in a], float), np.array([r[2:] for r in b], float), rtol=1e-5
     )
+    return True
 
 
 @pytest.fixture(scope="module")
@@ -344,8 +346,10 @@ def train_reference(tmp_path_factory):
 
 
 def test_train_killed_at_a_random_moment_resumes_exactly(train_reference, tmp_path, fault_report):
-    _train_kill_resume(tmp_path, train_reference, kill_after=random.Random(0).uniform(0.0, 1.5), tear=True)
-    fault_report(killed=1)
+    killed = _train_kill_resume(
+        tmp_path, train_reference, kill_after=random.Random(0).uniform(0.0, 1.5), tear=True
+    )
+    fault_report(killed=int(killed))
 
 
 EVAL = [
@@ -358,10 +362,12 @@ EVAL = [
 ]
 
 
-def _eval_kill_resume(tmp_path: Path, reference: dict, kill_after: float) -> tuple[int, int]:
+def _eval_kill_resume(tmp_path: Path, reference: dict, kill_after: float) -> tuple[int, int, bool]:
+    """Kill an evaluation, resume it; ``(episodes lost, duplicated, whether it was killed)``."""
     run_dir = tmp_path / "killed"
     rc, out = _run_cli("alem.evaluate", [*EVAL, f"output_dir={run_dir}"], tmp_path, kill_after=kill_after)
-    if rc != 0:
+    killed = rc != 0
+    if killed:
         assert rc == -signal.SIGKILL, out
         for name in ("episodes.jsonl", "transcripts.jsonl"):  # torn tails, as a kill mid-write leaves
             with (run_dir / name).open("a") as f:
@@ -371,7 +377,7 @@ def _eval_kill_resume(tmp_path: Path, reference: dict, kill_after: float) -> tup
     eps = [r["episode"] for r in read_jsonl(run_dir / "episodes.jsonl")]
     got = {r["episode"]: r["returns"] for r in read_jsonl(run_dir / "episodes.jsonl")}
     assert got == reference
-    return 40 - len(set(eps)), len(eps) - len(set(eps))
+    return 40 - len(set(eps)), len(eps) - len(set(eps)), killed
 
 
 @pytest.fixture(scope="module")
@@ -383,31 +389,33 @@ def eval_reference(tmp_path_factory):
 
 
 def test_evaluate_killed_at_a_random_moment_loses_and_repeats_nothing(eval_reference, tmp_path, fault_report):
-    lost, dup = _eval_kill_resume(tmp_path, eval_reference, kill_after=random.Random(1).uniform(0.0, 0.5))
+    lost, dup, killed = _eval_kill_resume(
+        tmp_path, eval_reference, kill_after=random.Random(1).uniform(0.0, 0.5)
+    )
     assert lost == 0 and dup == 0
-    fault_report(killed=1, lost=lost, duplicates=dup)
+    fault_report(killed=int(killed), lost=lost, duplicates=dup)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("trial", range(4))
 def test_soak_train_kills(train_reference, tmp_path, trial, fault_report):
-    _train_kill_resume(
+    killed = _train_kill_resume(
         tmp_path,
         train_reference,
         kill_after=random.Random(100 + trial).uniform(0.0, 3.0),
         tear=trial % 2 == 0,
     )
-    fault_report(killed=1)
+    fault_report(killed=int(killed))
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("trial", range(6))
 def test_soak_evaluate_kills(eval_reference, tmp_path, trial, fault_report):
-    lost, dup = _eval_kill_resume(
+    lost, dup, killed = _eval_kill_resume(
         tmp_path, eval_reference, kill_after=random.Random(200 + trial).uniform(0.0, 1.5)
     )
     assert lost == 0 and dup == 0
-    fault_report(killed=1, lost=lost, duplicates=dup)
+    fault_report(killed=int(killed), lost=lost, duplicates=dup)
 
 
 def test_jsonl_writer_survives_a_torn_tail(tmp_path):
