@@ -83,6 +83,7 @@ class LearnerConfig:
     hidden: tuple[int, ...] = (64, 64)
     activation: str = "tanh"
     recurrent: int = 0  # GRU width; 0 = feed-forward
+    log_std_init: float = 0.0  # continuous actions: initial log std of the Gaussian head (box half-widths)
     # DPO
     dpo_target_kl: float = 0.01
     dpo_beta1: float = 1.0

@@ -69,13 +69,18 @@ class _GRU(nn.Module):
 
 
 class Network(nn.Module):
-    """MLP (+ GRU when ``recurrent > 0``) with a linear head of ``out_dim`` outputs."""
+    """MLP (+ GRU when ``recurrent > 0``) with a linear head of ``out_dim`` outputs.
+
+    ``log_std=(D, init)`` adds a learned, state-independent vector ``log_std`` (``D``
+    values, initially ``init``) appended to every output: a Gaussian policy head's spread.
+    """
 
     out_dim: int
     hidden: Sequence[int] = (64, 64)
     activation: str = "tanh"
     recurrent: int = 0
     head_scale: float = 1.0
+    log_std: tuple[int, float] | None = None
 
     @nn.compact
     def __call__(self, h, x, resets):
@@ -85,6 +90,10 @@ class Network(nn.Module):
         if self.recurrent:
             h, x = _GRU(self.recurrent)(h, x, resets)
         out = nn.Dense(self.out_dim, kernel_init=orthogonal(self.head_scale))(x)
+        if self.log_std is not None:
+            dims, init = self.log_std
+            log_std = self.param("log_std", nn.initializers.constant(init), (dims,))
+            out = jnp.concatenate([out, jnp.broadcast_to(log_std, (*out.shape[:-1], dims))], -1)
         return h, out
 
     def initial_hidden(self, batch: tuple[int, ...]) -> jax.Array:

@@ -16,6 +16,10 @@ are one ``vmap``. One update:
    episode starts). Parameters are stacked per role (``[K, ...]``) and each role
    has its own Adam state; agent ``i`` uses role ``roles[i]``'s parameters.
 
+Actions: a policy head (:mod:`alem.algos.distributions`) turns the actor's output into
+a distribution: a masked categorical for discrete actions, a clipped diagonal Gaussian
+for continuous ones (decentralised actors), so every learner runs on both.
+
 Turn-based envs: the policy loss of an agent only counts steps where it acts
 (``TimeStep.acting``); its critic learns from every step, so terminal payoffs
 reach the player who did not make the last move.
@@ -35,10 +39,9 @@ from flax import struct
 
 from alem.algos import joint as joint_actions
 from alem.algos.config import LearnerConfig, LearnerConfigError
+from alem.algos.distributions import CategoricalHead, GaussianHead
 from alem.algos.gae import gae
 from alem.algos.losses import (
-    categorical_entropy,
-    categorical_kl,
     clipped_surrogate,
     clipped_value_loss,
     dpo_surrogate,
@@ -104,9 +107,11 @@ class Batch:
     gstate: jax.Array
     mask: jax.Array  # [T, E, N, A]
     acting: jax.Array  # [T, E, N]
-    action: jax.Array  # [T, E, Md] in distribution space
+    action: jax.Array  # [T, E, Md] in distribution space ([T, E, Md, D] for continuous actions)
     old_logp: jax.Array  # [T, E, Md] log-probability of the action taken
-    old_table: jax.Array  # [T, E, Md, Ad] every action's (DPO's exact KL); [T, E, Md, 0] otherwise
+    old_table: (
+        jax.Array
+    )  # [T, E, Md, P] the old distribution's parameters (DPO's exact KL); [..., 0] otherwise
     value: jax.Array  # [T, E, M] denormalised
     value_raw: jax.Array  # [T, E, M] network output
     reward: jax.Array  # [T, E, M]
@@ -150,6 +155,17 @@ class Learner:
     def num_actions(self) -> int:
         return self.env.num_actions
 
+    @functools.cached_property
+    def head(self) -> CategoricalHead | GaussianHead:
+        """The policy head: categorical over (joint) actions, or a Gaussian for continuous actions."""
+        if self.env.continuous_actions:
+            space = self.env.action_space(0)
+            return GaussianHead(space.low.reshape(-1), space.high.reshape(-1), self.cfg.log_std_init)
+        per_unit = {"local": self.num_actions, "joint": self.num_actions}.get(
+            self.cfg.actor, self.num_actions**self.n
+        )
+        return CategoricalHead(per_unit)
+
     @property
     def centralised(self) -> bool:
         return self.cfg.actor != "local"
@@ -169,10 +185,9 @@ class Learner:
     @property
     def actor_net(self) -> Network:
         c = self.cfg
-        out = {"local": self.num_actions, "joint": self.n * self.num_actions}.get(
-            c.actor, self.num_actions**self.n
-        )
-        return Network(out, c.hidden, c.activation, c.recurrent, head_scale=0.01)
+        out = self.n * self.head.out_dim if c.actor == "joint" else self.head.out_dim
+        log_std = (self.head.dims, self.head.log_std_init) if self.head.continuous else None
+        return Network(out, c.hidden, c.activation, c.recurrent, head_scale=0.01, log_std=log_std)
 
     @property
     def critic_net(self) -> Network:
@@ -232,9 +247,10 @@ class Learner:
         return jax.vmap(f, in_axes=(0, 1, 2), out_axes=(1, 2))(p, h, x)
 
     def distribution(self, out: jax.Array, mask: jax.Array) -> jax.Array:
-        """Log-probability table ``[..., Md, Ad]`` from actor output and the env mask ``[..., N, A]``."""
+        """The head's distribution parameters ``[..., Md, P]`` from actor output and the env mask
+        ``[..., N, A]`` (for categorical heads: the log-probability table)."""
         if self.cfg.actor == "local":
-            return masked_log_softmax(out, mask)
+            return self.head.params(out, mask)
         if self.cfg.actor == "joint":
             return masked_log_softmax(out.reshape(*out.shape[:-2], self.n, self.num_actions), mask)
         return masked_log_softmax(out, joint_actions.joint_mask(mask)[..., None, :])
@@ -242,7 +258,7 @@ class Learner:
     def env_actions(self, dist_actions: jax.Array) -> jax.Array:
         if self.cfg.actor == "joint_action":
             return joint_actions.decode(dist_actions[..., 0], self.n, self.num_actions)
-        return dist_actions
+        return self.head.to_env(dist_actions)
 
     @property
     def _exact_kl(self) -> bool:
@@ -256,13 +272,13 @@ class Learner:
         unbiased estimator ``(r - 1) - log r`` of the taken action (Schulman's k3) spares
         storing every action's old log-probability per step.
         """
-        logp = jnp.take_along_axis(logp_table, actions[..., None], axis=-1)[..., 0]
+        logp = self.head.log_prob(logp_table, actions)
         if self._exact_kl:
-            kl = categorical_kl(old_table, logp_table)
+            kl = self.head.kl(old_table, logp_table)
         else:
             log_r = logp - old_logp
             kl = jnp.expm1(log_r) - log_r
-        ent = categorical_entropy(logp_table)
+        ent = self.head.entropy(logp_table)
         if self.cfg.actor == "joint":  # one team decision: sum over the agents that act
             w = acting.astype(jnp.float32)
             logp, old_logp, kl, ent = ((x * w).sum(-1, keepdims=True) for x in (logp, old_logp, kl, ent))
@@ -342,10 +358,7 @@ class Learner:
         a_in, _ = self.inputs(obs, gstate)
         h, out = self._apply(self.actor_net, params["actor"], hidden, a_in[None], resets[None])
         logp_table = self.distribution(out[0], mask)
-        if greedy:
-            dist_actions = jnp.argmax(logp_table, axis=-1).astype(jnp.int32)
-        else:
-            dist_actions = jax.random.categorical(key, logp_table).astype(jnp.int32)
+        dist_actions = self.head.mode(logp_table) if greedy else self.head.sample(key, logp_table)
         return h, self.env_actions(dist_actions), dist_actions, logp_table
 
     def values(self, params, hidden, critic_in, resets, value_norm: ValueNorm):
@@ -402,7 +415,7 @@ class Learner:
                 mask=ts.action_mask,
                 acting=ts.acting,
                 action=dist_act,
-                old_logp=jnp.take_along_axis(logp_table, dist_act[..., None], axis=-1)[..., 0],
+                old_logp=self.head.log_prob(logp_table, dist_act),
                 old_table=logp_table if self._exact_kl else logp_table[..., :0],
                 value=v,
                 value_raw=v_raw,
@@ -607,13 +620,19 @@ def resolve_roles(env: MultiAgentEnv, cfg: LearnerConfig, key: jax.Array | None 
 
 def make_learner(env: MultiAgentEnv, cfg: LearnerConfig, roles: np.ndarray | None = None) -> Learner:
     """Check that ``cfg`` fits ``env`` and build the :class:`Learner` (before anything compiles)."""
+    n = env.num_agents
     if env.continuous_actions:
-        raise LearnerConfigError(
-            f"{env.id} has continuous actions; alem's PPO learners support discrete actions only "
-            "(pick the env's discrete variant)"
-        )
-    n, a = env.num_agents, env.num_actions
-    if cfg.actor == "joint_action" and a**n > joint_actions.MAX_JOINT_ACTIONS:
+        if cfg.actor != "local":
+            raise LearnerConfigError(
+                f"{env.id} has continuous actions; centralised actors (algo.actor={cfg.actor}, CPPO) "
+                "need discrete ones: use a decentralised learner (ippo, mappo, happo, dpo) or the "
+                "env's discrete variant"
+            )
+        space = env.action_space(0)
+        if not (np.isfinite(space.low).all() and np.isfinite(space.high).all()):
+            raise LearnerConfigError(f"{env.id}: the Gaussian policy head needs a bounded action box")
+    elif cfg.actor == "joint_action" and env.num_actions**n > joint_actions.MAX_JOINT_ACTIONS:
+        a = env.num_actions
         raise LearnerConfigError(
             f"actor=joint_action needs A**N = {a}**{n} = {a**n} outputs for {env.id} "
             f"(limit {joint_actions.MAX_JOINT_ACTIONS}); use actor=joint"

@@ -78,13 +78,17 @@ def _collect(env: MultiAgentEnv, key: jax.Array, num_envs: int, num_steps: int):
 
 def discover_roles(env: MultiAgentEnv, cfg, key: jax.Array) -> np.ndarray:
     """Role index per agent from a SePS embedding of each agent's transitions (see module docstring)."""
-    n, a = env.num_agents, env.num_actions
+    n = env.num_agents
     k = min(cfg.seps_roles, n)
     num_envs = 16
     obs, act, nxt, rew = _collect(env, key, num_envs, max(cfg.seps_steps // num_envs, 1))
     flat = lambda x: x.reshape(-1, n, int(np.prod(x.shape[3:])) if x.ndim > 3 else 1).astype(jnp.float32)
     obs, nxt, rew = flat(obs), flat(nxt), rew.reshape(-1, n, 1)
-    act1h = jax.nn.one_hot(act.reshape(-1, n), a)
+    # The action as the decoder sees it: one-hot when discrete, the vector itself when continuous.
+    if env.continuous_actions:
+        act1h = act.reshape(-1, n, int(np.prod(act.shape[3:]))).astype(jnp.float32)
+    else:
+        act1h = jax.nn.one_hot(act.reshape(-1, n), env.num_actions)
     target = jnp.concatenate([nxt, rew], -1)
     agents = jnp.broadcast_to(jnp.arange(n), obs.shape[:2])
     model = _VAE(n, target.shape[-1])

@@ -375,7 +375,7 @@ def test_cli_resume_override_is_a_one_line_error(ppo_run, tmp_path):
         (["algo.total_steps=-5"], "total_steps must be an integer >= 1"),
         (["algo.critic=oracle"], "algo.critic='oracle'"),
         (["algo=happo", "algo.sharing=shared"], "separate"),
-        (["env.id=gymnax/pendulum-v1"], "continuous actions"),
+        (["algo=cppo", "env.id=mpe/simple_spread-v0", "+env.kwargs.continuous_actions=true"], "continuous actions"),
         (["algo=cppo_joint", "env.id=public_goods-v0", "+env.kwargs.num_agents=16"], "joint_action"),
         (["devices=64"], "devices must be"),
         (["algo.hidden=[0]"], "hidden"),

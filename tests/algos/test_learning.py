@@ -23,7 +23,9 @@ SEEDS = 2
 @functools.cache
 def _run(algo: str, env_id: str, updates: int = UPDATES, **overrides):
     env = alem.make(env_id)
-    cfg = make_config(algo, **{**SMALL, "total_steps": SMALL["num_envs"] * SMALL["num_steps"] * updates, **overrides})
+    cfg = make_config(
+        algo, **{**SMALL, "total_steps": SMALL["num_envs"] * SMALL["num_steps"] * updates, **overrides}
+    )
     learner = make_learner(env, cfg)
     keys = jax.vmap(jax.random.key)(jnp.arange(SEEDS))
     run = jax.jit(jax.vmap(lambda k: learner.run(learner.init(k), updates)))
@@ -142,3 +144,45 @@ def test_shared_critic_learns_the_first_movers_advantage():
         _, _, v = learner.values(params, hidden, c_in, jnp.ones((1,), bool), state.value_norm)
         v_x, v_o = np.asarray(v[0])
         assert v_x > v_o + 0.1, f"seed {seed}: V(start) X {v_x:.3f}, O {v_o:.3f}"
+
+
+def test_ippo_with_a_gaussian_head_beats_random_on_continuous_simple_spread():
+    """Continuous actions (a Gaussian policy head): 2 seeds x 64k env steps, against the uniform-random
+    policy over the action box on the same env (measured about -24.9 per agent; IPPO about -22.3)."""
+    from alem.rollout import make_rollout
+
+    env = alem.make("mpe/simple_spread-v0", continuous_actions=True)
+    updates = 80
+    cfg = make_config(
+        "ippo", num_envs=32, num_steps=25, num_minibatches=2, total_steps=32 * 25 * updates,
+        lr=1e-3, ent_coef=0.0, log_std_init=-0.5, hidden=(64, 64),
+    )  # fmt: skip
+    learner = make_learner(env, cfg)
+    keys = jax.vmap(jax.random.key)(jnp.arange(2))
+    state, m = jax.jit(jax.vmap(lambda k: learner.run(learner.init(k), updates)))(keys)
+    late = np.asarray(m["return_sum"][:, -15:].sum((1, 2)) / m["episodes"][:, -15:].sum(1)) / env.num_agents
+    rollout = make_rollout(env, 64, 250)
+    _, rnd = jax.jit(lambda k: rollout(k, env.default_params))(jax.random.key(1))
+    random_return = float(np.asarray(rnd["return_sum"]).sum() / int(rnd["episodes"])) / env.num_agents
+    assert int(m["illegal_actions"].sum()) == 0  # samples are clipped into the box before the env sees them
+    assert (late >= random_return + 1.5).all(), f"late return per seed {late}, random {random_return:.2f}"
+    assert np.isfinite(np.asarray(state.params["actor"]["params"]["log_std"])).all()
+
+
+@pytest.mark.parametrize(
+    "algo",
+    ["dpo", pytest.param("mappo", marks=pytest.mark.slow), pytest.param("happo", marks=pytest.mark.slow)],
+)
+def test_gaussian_head_updates_stay_finite_for_every_decentralised_learner(algo):
+    """DPO's exact Gaussian KL (under a square root), MAPPO's global critic, HAPPO's sequential
+    ratios: a few updates on continuous actions move the policy and stay finite."""
+    env = alem.make("mpe/simple_spread-v0", continuous_actions=True)
+    cfg = make_config(algo, num_envs=8, num_steps=25, num_minibatches=2, total_steps=8 * 25 * 3, hidden=(16,))
+    learner = make_learner(env, cfg)
+    state0 = learner.init(jax.random.key(0))
+    state, m = jax.jit(lambda s: learner.run(s, 3))(state0)
+    for k in ("policy_loss", "value_loss", "entropy", "approx_kl"):
+        assert np.isfinite(np.asarray(m[k])).all(), k
+    before, after = state0.params["actor"]["params"], state.params["actor"]["params"]
+    assert not np.allclose(before["log_std"], after["log_std"])
+    assert int(m["illegal_actions"].sum()) == 0
