@@ -126,3 +126,74 @@ def test_policy_loss_ignores_the_samples_of_waiting_players():
     _, m2 = learner.loss(state.params, noisy, roll["hidden0"], adv2, *args[2:])
     for k in ("policy_loss", "entropy", "approx_kl", "clip_frac"):
         assert float(m1[k]) == pytest.approx(float(m2[k]), abs=1e-6), k
+
+
+def test_happo_update_weights_each_agent_by_the_earlier_agents_ratios_on_their_active_steps(monkeypatch):
+    """Inside real HAPPO updates: the k-th agent of the update's order gets the normalised advantage
+    times the product of the earlier agents' new/old ratios, where each of them was active; its
+    ratio counts as 1 where it was not (agents that reached their goal in pathfinding_disappear,
+    whose ratio there is not 1). The order is drawn afresh for each update."""
+    import jax
+    import numpy as np
+
+    from alem.algos.ppo import Learner
+
+    env = alem.make("pathfinding_disappear-v0", num_agents=3, height=4, width=4, density=0.0, max_steps=12)
+    cfg = make_config(
+        "happo",
+        num_envs=4,
+        num_steps=12,
+        num_minibatches=1,
+        update_epochs=2,
+        total_steps=48 * 3,
+        hidden=(8,),
+        lr=0.01,
+    )
+    learner = make_learner(env, cfg)
+    calls = []
+    real = Learner._optimise
+
+    def spy(self, st, batch, hidden0, adv, targets, agent_w, role_mask, key, normalize=True):
+        out = real(self, st, batch, hidden0, adv, targets, agent_w, role_mask, key, normalize)
+        ratio, _ = self._unit_ratio_and_kl(out[0].params, batch, hidden0)  # after this agent's turn
+        record = lambda *xs: calls.append([np.asarray(x) for x in xs])
+        jax.debug.callback(record, agent_w, adv, ratio, batch.acting, ordered=True)
+        return out
+
+    monkeypatch.setattr(Learner, "_optimise", spy)
+    state = jax.jit(lambda k: learner.run(learner.init(k), 2)[0])(jax.random.key(0))
+    jax.block_until_ready(state)
+    assert len(calls) == 6
+    orders, inactive_ratio_not_one = [], False
+    for group in (calls[:3], calls[3:]):
+        base, factor = group[0][1], 1.0
+        for w, adv, ratio, acting in group:
+            np.testing.assert_allclose(adv, base * factor, rtol=1e-5, atol=1e-7)
+            u = int(w.argmax())
+            inactive_ratio_not_one |= bool(np.any(np.abs(ratio[..., u][~acting[..., u]] - 1) > 1e-3))
+            factor = factor * np.where(acting[..., u], ratio[..., u], 1.0)[..., None]
+        orders.append(tuple(int(c[0].argmax()) for c in group))
+    assert inactive_ratio_not_one  # so the old rule (every step's ratio) would have failed above
+    assert orders[0] != orders[1] and all(sorted(o) == [0, 1, 2] for o in orders)
+
+
+def test_cppo_joint_log_prob_is_the_sum_over_the_acting_agents():
+    """CPPO with one head per agent: the team's log-probability, old log-probability and entropy
+    are sums over the agents that act; a waiting agent's row contributes nothing."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    env = alem.make("coordination-v0")
+    learner = make_learner(env, make_config("cppo", num_envs=4, num_steps=4, total_steps=16, hidden=(8,)))
+    table = jax.nn.log_softmax(jax.random.normal(jax.random.key(0), (3, 2, 2)), -1)  # [B, N, A]
+    actions = jnp.array([[0, 1], [1, 1], [1, 0]])
+    acting = jnp.array([[True, True], [True, False], [False, True]])
+    old = table.max(-1) - 0.1
+    logp, old_logp, _, ent = learner.unit_terms(table, old, table[..., :0], actions, acting)
+    per_agent = np.take_along_axis(np.asarray(table), np.asarray(actions)[..., None], -1)[..., 0]
+    w = np.asarray(acting, np.float32)
+    np.testing.assert_allclose(np.asarray(logp)[:, 0], (per_agent * w).sum(-1), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(old_logp)[:, 0], (np.asarray(old) * w).sum(-1), rtol=1e-6)
+    agent_ent = -(np.exp(np.asarray(table)) * np.asarray(table)).sum(-1)
+    np.testing.assert_allclose(np.asarray(ent)[:, 0], (agent_ent * w).sum(-1), rtol=1e-5)
