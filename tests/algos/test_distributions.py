@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -55,3 +56,18 @@ def test_categorical_head_is_the_masked_softmax_it_wraps():
 def test_gaussian_head_refuses_unbounded_or_empty_boxes(low, high):
     with pytest.raises(ValueError, match="finite bounds"):
         GaussianHead(np.array(low), np.array(high))
+
+
+class GaussianHeadUnderTransforms(chex.TestCase):
+    """The head's functions give the same answers eagerly, jitted and under vmap (chex variants)."""
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_log_prob_entropy_kl_are_transform_invariant(self):
+        a = jnp.array([[1.0, 0.0], [0.2, -0.3]], jnp.float32)
+        log_prob = self.variant(jax.vmap(HEAD.log_prob, in_axes=(None, 0)))
+        entropy, kl = self.variant(HEAD.entropy), self.variant(HEAD.kl)
+        expected = [float(HEAD.log_prob(P, a[0])), float(HEAD.log_prob(P, a[1]))]
+        chex.assert_trees_all_close(log_prob(P, a), jnp.asarray(expected), rtol=1e-6)
+        chex.assert_trees_all_close(entropy(P), HEAD.entropy(P), rtol=1e-6)
+        chex.assert_trees_all_close(kl(P, P * 0.5), HEAD.kl(P, P * 0.5), rtol=1e-6)
+        chex.assert_shape(log_prob(P, a), (2,))

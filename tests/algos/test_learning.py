@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -181,8 +182,8 @@ def test_gaussian_head_updates_stay_finite_for_every_decentralised_learner(algo)
     learner = make_learner(env, cfg)
     state0 = learner.init(jax.random.key(0))
     state, m = jax.jit(lambda s: learner.run(s, 3))(state0)
-    for k in ("policy_loss", "value_loss", "entropy", "approx_kl"):
-        assert np.isfinite(np.asarray(m[k])).all(), k
+    chex.assert_tree_all_finite({k: m[k] for k in ("policy_loss", "value_loss", "entropy", "approx_kl")})
+    chex.assert_tree_all_finite(state.params)
     before, after = state0.params["actor"]["params"], state.params["actor"]["params"]
     assert not np.allclose(before["log_std"], after["log_std"])
     assert int(m["illegal_actions"].sum()) == 0
