@@ -57,7 +57,15 @@ import alem
 from alem.core import MultiAgentEnv, TimeStep
 from alem.errors import AlemError
 from alem.policies import Policy, Turn, host_view, make_policy
-from alem.rundir import JsonlWriter, claim, foreign_entries, read_jsonl, rewrite_jsonl, write_atomic
+from alem.rundir import (
+    JsonlWriter,
+    claim,
+    foreign_entries,
+    read_jsonl,
+    read_run_config,
+    rewrite_jsonl,
+    write_atomic,
+)
 from alem.text.backends import gather_or_cancel, redact_url, run_sync
 from alem.text.policy import COUNTERS, decision_counts
 
@@ -715,17 +723,7 @@ def _redacted(tree: Any) -> Any:
 
 def _resumed_config(cfg: DictConfig, run_dir: Path, overrides: list[str]) -> DictConfig:
     """The saved config of the run in ``run_dir`` with the overrides a resume may apply."""
-    saved_path = run_dir / "config.yaml"
-    if not saved_path.is_file():
-        raise ConfigError(f"resume={run_dir}: no config.yaml there (not an alem.evaluate run directory)")
-    try:
-        saved = OmegaConf.load(saved_path)
-    except Exception as e:  # yaml and omegaconf raise several types
-        raise ConfigError(
-            f"resume={run_dir}: its config.yaml cannot be read ({type(e).__name__}: {e})"
-        ) from None
-    if not isinstance(saved, DictConfig) or "players" not in saved or "env" not in saved:
-        raise ConfigError(f"resume={run_dir}: its config.yaml is not an alem.evaluate config")
+    saved = read_run_config(run_dir, cli="alem.evaluate", required=("players", "env"))
     refused = []
     for override in overrides:
         key = override.split("=", 1)[0].lstrip("+~").strip()

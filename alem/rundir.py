@@ -32,6 +32,7 @@ __all__ = [
     "JsonlWriter",
     "claim",
     "foreign_entries",
+    "read_run_config",
     "read_jsonl",
     "repair_tail",
     "rewrite_jsonl",
@@ -80,6 +81,28 @@ def claim(run_dir: str | Path, *, cli: str) -> Path:
         )
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+def read_run_config(run_dir: str | Path, *, cli: str, required: tuple[str, ...]) -> Any:
+    """The saved ``config.yaml`` of a run to resume (an OmegaConf ``DictConfig``).
+
+    Raises :class:`RunDirError` when it is missing, unreadable, or lacks the ``required``
+    top-level keys that every ``cli`` run writes (so it is some other program's directory).
+    """
+    from omegaconf import DictConfig, OmegaConf
+
+    path = Path(run_dir) / "config.yaml"
+    if not path.is_file():
+        raise RunDirError(f"resume={run_dir}: no config.yaml there; is it a `python -m {cli}` run directory?")
+    try:
+        saved = OmegaConf.load(path)
+    except Exception as e:  # yaml and omegaconf raise several types
+        raise RunDirError(
+            f"resume={run_dir}: its config.yaml cannot be read ({type(e).__name__}: {e})"
+        ) from None
+    if not isinstance(saved, DictConfig) or any(k not in saved for k in required):
+        raise RunDirError(f"resume={run_dir}: its config.yaml is not a `python -m {cli}` config")
+    return saved
 
 
 def write_atomic(path: str | Path, text: str) -> None:

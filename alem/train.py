@@ -38,7 +38,7 @@ from omegaconf import DictConfig, ListConfig, OmegaConf
 import alem
 from alem.errors import AlemError
 from alem.rollout import make_rollout, summarize
-from alem.rundir import claim, dumps_line, read_jsonl, write_atomic
+from alem.rundir import claim, dumps_line, read_jsonl, read_run_config, write_atomic
 
 __all__ = [
     "ConfigError",
@@ -758,16 +758,8 @@ def _resumed_config(cfg: DictConfig, overrides: list[str]) -> tuple[DictConfig, 
     ``algo.total_steps`` or change logging. The others are refused together, by name.
     """
     run_dir = Path(cfg.resume).resolve()
-    saved_path = run_dir / "config.yaml"
-    if not saved_path.is_file():
-        raise ConfigError(f"resume={run_dir}: no config.yaml there; is it a training run directory?")
-    try:
-        old = OmegaConf.load(saved_path)
-    except Exception as e:  # yaml and omegaconf raise several types
-        raise ConfigError(
-            f"resume={run_dir}: its config.yaml cannot be read ({type(e).__name__}: {e})"
-        ) from None
-    if not isinstance(old, DictConfig) or not isinstance(old.get("algo"), DictConfig):
+    old = read_run_config(run_dir, cli="alem.train", required=("algo", "env"))
+    if not isinstance(old.get("algo"), DictConfig):
         raise ConfigError(f"resume={run_dir}: its config.yaml is not an alem.train config")
     refused = []
     for override in overrides:

@@ -329,7 +329,9 @@ def test_new_runs_never_write_into_a_directory_that_holds_anything(ppo_run, tmp_
 def test_resume_errors_are_clear_and_overwrite_nothing(ppo_run, tmp_path):
     from alem.algos.checkpoint import CheckpointError
 
-    with pytest.raises(ConfigError, match="no config.yaml"):
+    from alem.rundir import RunDirError
+
+    with pytest.raises(RunDirError, match="no config.yaml"):
         run(_cfg("resume=" + str(tmp_path / "nowhere")), tmp_path)
     run_dir = tmp_path / "run"
     with pytest.raises(TrainingInterrupted):
@@ -352,7 +354,7 @@ def test_resume_errors_are_clear_and_overwrite_nothing(ppo_run, tmp_path):
     bad = tmp_path / "bad"
     bad.mkdir()
     (bad / "config.yaml").write_text("algo: [unclosed\n")
-    with pytest.raises(ConfigError, match="cannot be read"):
+    with pytest.raises(RunDirError, match="cannot be read"):
         run(_cfg("resume=" + str(bad)), tmp_path)
 
 

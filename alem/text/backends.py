@@ -344,6 +344,19 @@ def _parse_body(data: bytes) -> tuple[Any, tuple[str, int, int, str | None]]:
     return payload, _parse_completion(payload)
 
 
+#: The request settings :func:`check_settings` knows (also the keys LLMPolicy checks up front).
+CHECKED_SETTINGS = (
+    "temperature",
+    "top_p",
+    "max_tokens",
+    "timeout_s",
+    "max_retries",
+    "backoff_s",
+    "backoff_cap_s",
+    "max_reply_bytes",
+)
+
+
 def check_settings(**settings: Any) -> None:
     """Raise :class:`BackendConfigError` naming the first request setting with a bad value."""
     rules = {

@@ -37,6 +37,7 @@ from alem.policies import Policy, Turn, host_view
 from alem.rundir import JsonlWriter
 from alem.text import local_server
 from alem.text.backends import (
+    CHECKED_SETTINGS,
     BackendConfigError,
     ChatBackend,
     OpenAIChatBackend,
@@ -212,16 +213,6 @@ class LLMPolicy(Policy):
             isinstance(max_failure_rate, int | float) and 0 < max_failure_rate <= 1
         ):
             raise AlemError(f"llm.max_failure_rate must be a number in (0, 1], got {max_failure_rate!r}")
-        check_settings(
-            temperature=temperature,
-            top_p=top_p,
-            max_tokens=max_tokens,
-            timeout_s=timeout_s,
-            max_retries=max_retries,
-            backoff_s=backoff_s,
-            backoff_cap_s=backoff_cap_s,
-            max_reply_bytes=max_reply_bytes,
-        )
         if cache_mode not in RequestCache.MODES:
             raise BackendConfigError(
                 f"llm.cache_mode must be one of {list(RequestCache.MODES)}, got {cache_mode!r}"
@@ -250,6 +241,7 @@ class LLMPolicy(Policy):
             max_reply_bytes=max_reply_bytes,
             extra_body=dict(extra_body or {}),
         )
+        check_settings(**{k: self.settings[k] for k in CHECKED_SETTINGS})  # before any server starts
         self.breaker = (max_consecutive_failures, float(max_failure_rate), min_decisions)
         self._failed_in_row = 0
         self._breaker_counts = [0, 0]  # decisions, decisions whose requests failed for good
