@@ -168,8 +168,28 @@ class Reply:
 _LOCAL = threading.local()
 
 
+_WORKER: Any = None  # one thread for calls made inside a running loop (see run_sync)
+_WORKER_LOCK = threading.Lock()
+
+
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    """Run ``coro`` on this thread's persistent event loop (HTTP clients stay bound to one loop)."""
+    """Run ``coro`` on this thread's persistent event loop (HTTP clients stay bound to one loop).
+
+    Called where a loop is already running on this thread (a Jupyter notebook, an async
+    app), it runs on one persistent worker thread and its loop instead, and blocks until done.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        global _WORKER
+        with _WORKER_LOCK:
+            if _WORKER is None:
+                from concurrent.futures import ThreadPoolExecutor
+
+                _WORKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="alem-run-sync")
+        return _WORKER.submit(run_sync, coro).result()
     loop = getattr(_LOCAL, "loop", None)
     if loop is None or loop.is_closed():
         loop = _LOCAL.loop = asyncio.new_event_loop()

@@ -158,3 +158,19 @@ def test_redact_url_hides_passwords_and_key_like_query_values():
     assert redact_url("https://tok@host/v1") == "https://***@host/v1"
     assert redact_url("https://h/v1?api_key=k1&api-version=2024") == "https://h/v1?api_key=***&api-version=2024"
     assert redact_url("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"
+
+
+def test_run_sync_works_inside_a_running_event_loop(server):
+    """A notebook runs an event loop on its main thread: run_sync then uses a worker thread's loop,
+    the same one every time, so one backend's HTTP client serves every call."""
+    import asyncio
+
+    b = backend(server)
+
+    async def main():
+        first = run_sync(b.chat(MSG, legal_names=LEGAL, seed=1))
+        second = run_sync(b.chat(MSG, legal_names=LEGAL, seed=1))
+        return first, second
+
+    first, second = asyncio.run(main())
+    assert first.content == second.content and json.loads(first.content)["action"] in LEGAL
