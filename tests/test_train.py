@@ -328,7 +328,6 @@ def test_new_runs_never_write_into_a_directory_that_holds_anything(ppo_run, tmp_
 
 def test_resume_errors_are_clear_and_overwrite_nothing(ppo_run, tmp_path):
     from alem.algos.checkpoint import CheckpointError
-
     from alem.rundir import RunDirError
 
     with pytest.raises(RunDirError, match="no config.yaml"):
