@@ -58,6 +58,7 @@ def test_notebook_tables_and_plots_training_runs(tmp_path, monkeypatch):
     (runs / "unfinished" / "config.yaml").write_text("env:\n  id: coordination-v0\nalgo:\n  name: dpo\n")
     fig, table_csv = tmp_path / "fig.png", tmp_path / "table.csv"
     monkeypatch.setenv("ALEM_RUNS", str(runs))
+    monkeypatch.setenv("ALEM_REFERENCE", "")  # the reference-results section is tested below
     monkeypatch.setenv("ALEM_NOTEBOOK_FIG", str(fig))
     monkeypatch.setenv("ALEM_NOTEBOOK_TABLE", str(table_csv))
     nb = nbformat.read(NOTEBOOK, as_version=4)
@@ -88,3 +89,36 @@ def test_notebook_tables_and_plots_training_runs(tmp_path, monkeypatch):
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
     assert sum("image/png" in o.get("data", {}) for o in outputs) == 1
+
+
+REFERENCE = NOTEBOOK.parents[1] / "benchmarks" / "results" / "reference"
+
+
+@pytest.mark.skipif(not (REFERENCE / "summary.json").is_file(), reason="no committed reference results")
+def test_notebook_plots_the_committed_reference_results(tmp_path, monkeypatch):
+    table_csv = tmp_path / "reference.csv"
+    monkeypatch.setenv("ALEM_RUNS", str(tmp_path / "no-runs"))
+    monkeypatch.setenv("ALEM_REFERENCE", str(REFERENCE))
+    monkeypatch.setenv("ALEM_NOTEBOOK_REFERENCE_TABLE", str(table_csv))
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    nbclient.NotebookClient(
+        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    ).execute()
+
+    summary = json.loads((REFERENCE / "summary.json").read_text())
+    table = pd.read_csv(table_csv).set_index(["task", "algo", "metric"])
+    expected = {
+        (task, algo, metric): est
+        for metric in ("absolute", "final")
+        for task, per_algo in summary["per_task"][metric].items()
+        for algo, est in per_algo.items()
+    }
+    assert len(table) == len(expected) > 0
+    for key, est in expected.items():
+        assert table.loc[key, "iqm"] == pytest.approx(est["iqm"])
+        assert table.loc[key, "ci_low"] == pytest.approx(est["ci_low"])
+        assert table.loc[key, "ci_high"] == pytest.approx(est["ci_high"])
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    # the (empty) learning curves, the reference IQM/CI panels, the probability of improvement and curves
+    assert sum("image/png" in o.get("data", {}) for o in outputs) == 3
