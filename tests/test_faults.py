@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+import jax
 import numpy as np
 import pytest
 
@@ -280,7 +281,15 @@ def test_one_line_errors_for_bad_llm_settings(ttt):
 # ---------------------------------------------------------------------------- killed runs
 def _run_cli(module: str, args: list[str], cwd: Path, kill_after: float | None = None):
     """Run ``python -m <module> args``; SIGKILL it ``kill_after`` s after its first chunk/episode line."""
-    env = {**os.environ, "WANDB_MODE": "disabled", "HYDRA_FULL_ERROR": "0", "JAX_PLATFORMS": "cpu"}
+    env = {
+        **os.environ,
+        "WANDB_MODE": "disabled",
+        "HYDRA_FULL_ERROR": "0",
+        "JAX_PLATFORMS": "cpu",
+        # the suite's persistent compilation cache: the reference, killed and resumed runs compile once
+        "JAX_COMPILATION_CACHE_DIR": str(jax.config.jax_compilation_cache_dir),
+        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0.2",
+    }
     proc = subprocess.Popen(
         [sys.executable, "-m", module, *args],
         cwd=cwd,
