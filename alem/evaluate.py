@@ -51,7 +51,7 @@ import hydra
 import jax
 import jax.numpy as jnp
 import numpy as np
-from omegaconf import DictConfig, ListConfig, OmegaConf
+from omegaconf import DictConfig, OmegaConf
 
 import alem
 from alem.core import MultiAgentEnv, TimeStep
@@ -61,6 +61,10 @@ from alem.rundir import (
     JsonlWriter,
     claim,
     foreign_entries,
+    hydra_overrides,
+    hydra_run_dir,
+    override_key,
+    plain,
     read_jsonl,
     read_run_config,
     rewrite_jsonl,
@@ -726,13 +730,13 @@ def _resumed_config(cfg: DictConfig, run_dir: Path, overrides: list[str]) -> Dic
     saved = read_run_config(run_dir, cli="alem.evaluate", required=("players", "env"))
     refused = []
     for override in overrides:
-        key = override.split("=", 1)[0].lstrip("+~").strip()
-        if key.startswith("hydra.") or key in ("hydra", "resume", "output_dir"):
+        key = override_key(override)
+        if key is None or key in ("resume", "output_dir"):
             continue
         parts = key.split(".")
         # The llm group is what player_kwargs.llm holds; the run saved it resolved.
         target = ["player_kwargs", *parts] if parts[0] == "llm" else parts
-        new, was = _plain(OmegaConf.select(cfg, key)), _plain(OmegaConf.select(saved, ".".join(target)))
+        new, was = plain(OmegaConf.select(cfg, key)), plain(OmegaConf.select(saved, ".".join(target)))
         if new == was:
             continue
         free = parts[0] in ("episodes", "num_envs") or (
@@ -753,7 +757,7 @@ def _resumed_config(cfg: DictConfig, run_dir: Path, overrides: list[str]) -> Dic
         )
     hidden = [
         f"player_kwargs.{name}.base_url"
-        for name, kw in (_plain(saved.get("player_kwargs")) or {}).items()
+        for name, kw in (plain(saved.get("player_kwargs")) or {}).items()
         if isinstance(kw, dict) and "***" in str(kw.get("base_url") or "")
     ]
     if hidden:
@@ -765,30 +769,12 @@ def _resumed_config(cfg: DictConfig, run_dir: Path, overrides: list[str]) -> Dic
     return saved
 
 
-def _plain(value: Any) -> Any:
-    return (
-        OmegaConf.to_container(value, resolve=True) if isinstance(value, DictConfig | ListConfig) else value
-    )
-
-
-def _hydra_output_dir() -> str:
-    from hydra.core.hydra_config import HydraConfig
-
-    return HydraConfig.get().runtime.output_dir
-
-
-def _hydra_overrides() -> list[str]:
-    from hydra.core.hydra_config import HydraConfig
-
-    return list(HydraConfig.get().overrides.task)
-
-
 @hydra.main(version_base=None, config_path="pkg://alem.configs", config_name="evaluate")
 def _main(cfg: DictConfig) -> None:
     logging.getLogger("jax").setLevel(logging.WARNING)
     logging.getLogger("httpx").setLevel(logging.WARNING)
     try:
-        results = run(cfg, cfg.get("output_dir") or _hydra_output_dir(), _hydra_overrides())
+        results = run(cfg, cfg.get("output_dir") or hydra_run_dir(), hydra_overrides())
     except AlemError as e:
         print(f"alem.evaluate: error: {e}", file=sys.stderr, flush=True)
         sys.exit(1)

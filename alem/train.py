@@ -33,12 +33,22 @@ import hydra
 import jax
 import jax.numpy as jnp
 import numpy as np
-from omegaconf import DictConfig, ListConfig, OmegaConf
+from omegaconf import DictConfig, OmegaConf
 
 import alem
 from alem.errors import AlemError
 from alem.rollout import make_rollout, summarize
-from alem.rundir import claim, dumps_line, read_jsonl, read_run_config, write_atomic
+from alem.rundir import (
+    claim,
+    dumps_line,
+    hydra_overrides,
+    hydra_run_dir,
+    override_key,
+    plain,
+    read_jsonl,
+    read_run_config,
+    write_atomic,
+)
 
 __all__ = [
     "ConfigError",
@@ -739,18 +749,6 @@ def _readable_json(path: Path) -> bool:
         return False
 
 
-def _plain(value: Any) -> Any:
-    return (
-        OmegaConf.to_container(value, resolve=True) if isinstance(value, DictConfig | ListConfig) else value
-    )
-
-
-def _override_key(override: str) -> str | None:
-    """The dotted key of a Hydra override (``+a.b=1`` -> ``a.b``); None for Hydra's own settings."""
-    key = override.split("=", 1)[0].lstrip("+~").strip()
-    return None if key.startswith("hydra.") or key == "hydra" else key
-
-
 def _resumed_config(cfg: DictConfig, overrides: list[str]) -> tuple[DictConfig, Path]:
     """The saved config of the run in ``cfg.resume``, with the overrides a resume may apply.
 
@@ -763,7 +761,7 @@ def _resumed_config(cfg: DictConfig, overrides: list[str]) -> tuple[DictConfig, 
         raise ConfigError(f"resume={run_dir}: its config.yaml is not an alem.train config")
     refused = []
     for override in overrides:
-        key = _override_key(override)
+        key = override_key(override)
         if key is None or key in ("resume", "stop_after_chunks"):
             continue
         if key == "output_dir":
@@ -773,7 +771,7 @@ def _resumed_config(cfg: DictConfig, overrides: list[str]) -> tuple[DictConfig, 
             continue
         new = OmegaConf.select(cfg, key, default=None)
         was = OmegaConf.select(old, key, default=None)
-        if _plain(new) == _plain(was):
+        if plain(new) == plain(was):
             continue
         if key == "algo.total_steps":
             if isinstance(new, bool) or not isinstance(new, int) or not isinstance(was, int) or new < was:
@@ -782,7 +780,7 @@ def _resumed_config(cfg: DictConfig, overrides: list[str]) -> tuple[DictConfig, 
                 )
                 continue
         elif key.split(".")[0] not in RESUME_CHANGEABLE:
-            refused.append(f"{key}={_plain(new)!r} (the run has {_plain(was)!r})")
+            refused.append(f"{key}={plain(new)!r} (the run has {plain(was)!r})")
             continue
         OmegaConf.update(old, key, new, force_add=True)
     if refused:
@@ -797,18 +795,6 @@ def _resumed_config(cfg: DictConfig, overrides: list[str]) -> tuple[DictConfig, 
     return old, run_dir
 
 
-def _hydra_output_dir() -> str:
-    from hydra.core.hydra_config import HydraConfig
-
-    return HydraConfig.get().runtime.output_dir
-
-
-def _hydra_overrides() -> list[str]:
-    from hydra.core.hydra_config import HydraConfig
-
-    return list(HydraConfig.get().overrides.task)
-
-
 @hydra.main(version_base=None, config_path="pkg://alem.configs", config_name="config")
 def main(cfg: DictConfig) -> None:
     """Hydra entry point; see the module docstring and ``configs/config.yaml``."""
@@ -816,7 +802,7 @@ def main(cfg: DictConfig) -> None:
     for name in ("jax", "absl"):  # absl: orbax's per-save INFO lines
         logging.getLogger(name).setLevel(logging.WARNING)
     try:
-        path = run(cfg, cfg.get("output_dir") or _hydra_output_dir(), _hydra_overrides())
+        path = run(cfg, cfg.get("output_dir") or hydra_run_dir(), hydra_overrides())
     except AlemError as e:
         print(f"alem.train: error: {e}", file=sys.stderr, flush=True)
         sys.exit(1)
