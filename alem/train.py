@@ -716,9 +716,8 @@ def run(cfg: DictConfig, output_dir: str | Path, overrides: list[str] | None = N
             return path
     else:
         output_dir = claim(output_dir, cli="alem.train")
+    logger = _WandbLogger(cfg, config, output_dir)  # a wandb that cannot start fails before any write
     write_atomic(output_dir / "config.yaml", OmegaConf.to_yaml(OmegaConf.create(config)))
-
-    logger = _WandbLogger(cfg, config, output_dir)
     try:
         results = train_fn(logger, output_dir)
     except BaseException:

@@ -199,6 +199,20 @@ def test_wandb_logs_each_chunk_and_finishes(tmp_path, monkeypatch):
     assert res["episodes"] == 384 and len(res["episode_return_mean"]) == 4
 
 
+def test_a_wandb_that_cannot_start_leaves_the_run_dir_unwritten(tmp_path, monkeypatch):
+    def init(**kwargs):
+        raise RuntimeError("not logged in")
+
+    monkeypatch.setitem(sys.modules, "wandb", types.SimpleNamespace(init=init))
+    cfg = _cfg("algo=random", "logger=wandb", "algo.num_envs=4", "algo.num_steps=2", "algo.total_steps=8")
+    with pytest.raises(ConfigError, match="wandb.init"):
+        run(cfg, tmp_path / "run")
+    assert not (tmp_path / "run" / "config.yaml").exists()
+    assert run(
+        _cfg("algo=random", "algo.num_envs=4", "algo.num_steps=2", "algo.total_steps=8"), tmp_path / "run"
+    ).exists()
+
+
 # ---------------------------------------------------------------------------- PPO-core learners
 PPO_SMALL = [
     "env.id=coordination-v0",
@@ -376,7 +390,10 @@ def test_cli_resume_override_is_a_one_line_error(ppo_run, tmp_path):
         (["algo.total_steps=-5"], "total_steps must be an integer >= 1"),
         (["algo.critic=oracle"], "algo.critic='oracle'"),
         (["algo=happo", "algo.sharing=shared"], "separate"),
-        (["algo=cppo", "env.id=mpe/simple_spread-v0", "+env.kwargs.continuous_actions=true"], "continuous actions"),
+        (
+            ["algo=cppo", "env.id=mpe/simple_spread-v0", "+env.kwargs.continuous_actions=true"],
+            "continuous actions",
+        ),
         (["algo=cppo_joint", "env.id=public_goods-v0", "+env.kwargs.num_agents=16"], "joint_action"),
         (["devices=64"], "devices must be"),
         (["algo.hidden=[0]"], "hidden"),
