@@ -731,7 +731,12 @@ def _resumed_config(cfg: DictConfig, run_dir: Path, overrides: list[str]) -> Dic
     refused = []
     for override in overrides:
         key = override_key(override)
-        if key is None or key in ("resume", "output_dir"):
+        if key is None or key == "resume":
+            continue
+        if key == "output_dir":
+            new = cfg.get("output_dir")
+            if new is not None and Path(new).resolve() != run_dir:
+                refused.append(f"output_dir={new} (a resumed run writes into its own directory)")
             continue
         parts = key.split(".")
         # The llm group is what player_kwargs.llm holds; the run saved it resolved.

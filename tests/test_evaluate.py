@@ -170,6 +170,8 @@ def test_resume_refuses_a_different_setup(tmp_path):
         resume_run(tmp_path, "seed=1")
     with pytest.raises(ConfigError, match=r"llm\.temperature=0\.5.*players="):
         resume_run(tmp_path, "llm.temperature=0.5", "players=[random,llm]")
+    with pytest.raises(ConfigError, match="its own directory"):
+        resume_run(tmp_path, f"output_dir={tmp_path / 'elsewhere'}")
     assert (tmp_path / "config.yaml").read_text() == before
     # more episodes, or other transport settings, are fine: only the new episodes are played
     res = resume_run(tmp_path, "episodes=4", "llm.timeout_s=5", "seed=0")
