@@ -9,7 +9,6 @@ env shares.
 
 from __future__ import annotations
 
-import difflib
 import re
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -442,7 +441,3 @@ def _host_value(x: Any) -> np.ndarray | None:
         return None
     return value if value.dtype.kind in "biuf" else None
 
-
-def closest(name: str, candidates: list[str], n: int = 3) -> list[str]:
-    """Up to ``n`` candidates closest to ``name`` (for "did you mean" messages)."""
-    return difflib.get_close_matches(name, candidates, n=n, cutoff=0.6)

@@ -55,7 +55,7 @@ from omegaconf import DictConfig, OmegaConf
 
 import alem
 from alem.core import MultiAgentEnv, TimeStep
-from alem.errors import AlemError
+from alem.errors import AlemError, ConfigError, EvaluationStopped
 from alem.policies import Policy, Turn, host_view, make_policy
 from alem.rundir import (
     JsonlWriter,
@@ -113,12 +113,6 @@ RESUME_FREE = frozenset(
 HIGH_FALLBACK_RATE = 0.1
 
 
-class ConfigError(AlemError, ValueError):
-    """The evaluation config names something that does not exist or has a bad value."""
-
-
-class EvaluationStopped(AlemError):
-    """Play stopped on an error (e.g. an LLM endpoint that keeps failing); finished episodes are kept."""
 
 
 # ---------------------------------------------------------------------------- players

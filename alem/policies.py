@@ -23,7 +23,6 @@ Named policies are registered per env name (``"tic_tac_toe"``) or for every env
 from __future__ import annotations
 
 import dataclasses
-import importlib
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -31,8 +30,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from alem.core import MultiAgentEnv, TimeStep, closest
-from alem.errors import AlemError
+from alem.core import MultiAgentEnv, TimeStep
+from alem.errors import AlemError, did_you_mean
+from alem.registry import load_entry_point
 
 __all__ = ["Turn", "Policy", "RandomPolicy", "register_policy", "make_policy", "policy_names"]
 
@@ -150,12 +150,9 @@ def make_policy(name: str, env: MultiAgentEnv, **kwargs: Any) -> Policy:
     entry = _POLICIES.get((env_name, name), _POLICIES.get(("*", name)))
     if entry is None:
         known = policy_names(env)
-        near = closest(name, known)
-        hint = f"; did you mean {near[0]!r}?" if near else ""
-        raise AlemError(f"no policy {name!r} for env {env.id!r}{hint} Known: {known}")
+        raise AlemError(f"no policy {name!r} for env {env.id!r}{did_you_mean(name, known)}; known: {known}")
     if isinstance(entry, str):
-        module, attr = entry.split(":")
-        entry = getattr(importlib.import_module(module), attr)
+        entry = load_entry_point(entry)
     policy = entry(env, **kwargs)
     if not isinstance(policy, Policy):
         raise AlemError(

@@ -17,8 +17,8 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from alem.core import MultiAgentEnv, closest
-from alem.errors import DependencyNotInstalled, EnvArgumentError, UnknownEnvError
+from alem.core import MultiAgentEnv
+from alem.errors import DependencyNotInstalled, EnvArgumentError, UnknownEnvError, closest, did_you_mean
 
 __all__ = ["EnvSpec", "register", "make", "registry"]
 
@@ -124,9 +124,15 @@ def _load(spec: EnvSpec) -> Callable[..., MultiAgentEnv]:
                 f"env {spec.id!r} needs the optional package {module!r}; "
                 f"install it with: pip install '{requirement}'"
             )
-    module_name, attr = spec.entry_point.split(":")
-    module = importlib.import_module(module_name)
-    return getattr(module, attr)
+    return load_entry_point(spec.entry_point)
+
+
+def load_entry_point(entry_point: str) -> Any:
+    """The object a ``"package.module:attr"`` string names (env constructors, player factories)."""
+    module_name, sep, attr = entry_point.partition(":")
+    if not sep or not module_name or not attr:
+        raise ValueError(f"entry point {entry_point!r} is not of the form 'package.module:attr'")
+    return getattr(importlib.import_module(module_name), attr)
 
 
 def make(id: str, **kwargs: Any) -> MultiAgentEnv:
@@ -141,10 +147,7 @@ def make(id: str, **kwargs: Any) -> MultiAgentEnv:
         accepted = [k for k, p in params.items() if p.kind is not inspect.Parameter.VAR_POSITIONAL]
         bad = [k for k in kwargs if k not in accepted]
         if bad:
-            hints = {k: closest(k, accepted, 1) for k in bad}
-            detail = ", ".join(
-                f"{k!r}" + (f" (did you mean {h[0]!r}?)" if h else "") for k, h in hints.items()
-            )
+            detail = ", ".join(f"{k!r}{did_you_mean(k, accepted)}" for k in bad)
             raise EnvArgumentError(f"{id}: unknown keyword argument(s) {detail}; accepted: {accepted}")
     env = ctor(**{**spec.kwargs, **kwargs})
     env.id = id

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from alem.errors import AlemError
+from alem.errors import CorruptFileError, RunDirError
 
 __all__ = [
     "CorruptFileError",
@@ -47,12 +47,6 @@ __all__ = [
 HYDRA_ENTRIES = (".hydra",)
 
 
-class RunDirError(AlemError, ValueError):
-    """A run directory cannot be used: it holds another run, or is not the run it claims to be."""
-
-
-class CorruptFileError(AlemError, ValueError):
-    """A run file is damaged beyond a torn last line (a corrupt line in the middle, bad JSON)."""
 
 
 def foreign_entries(run_dir: str | Path) -> list[str]:

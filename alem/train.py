@@ -36,7 +36,7 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 import alem
-from alem.errors import AlemError
+from alem.errors import AlemError, ConfigError, TrainingInterrupted
 from alem.rollout import make_rollout, summarize
 from alem.rundir import (
     claim,
@@ -66,9 +66,6 @@ __all__ = [
 WANDB_MODES = ("disabled", "offline", "online")
 LOGGERS = ("none", "wandb")
 
-
-class ConfigError(AlemError, ValueError):
-    """The training config names something that does not exist or has a bad value."""
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -296,9 +293,6 @@ def train_random(
         ),
     }
 
-
-class TrainingInterrupted(AlemError):
-    """The run stopped early on request (``stop_after_chunks``); ``resume=<run dir>`` continues it."""
 
 
 METRICS_FILE = "metrics.jsonl"

@@ -17,16 +17,13 @@ from typing import Any
 
 import jax
 
-from alem.errors import AlemError
+from alem.errors import CheckpointError
 
 __all__ = ["CheckpointError", "save", "latest", "available", "restore", "CHECKPOINT_DIR"]
 
 CHECKPOINT_DIR = "checkpoints"
 _NAME = re.compile(r"^chunk_(\d{6})$")
 
-
-class CheckpointError(AlemError):
-    """A checkpoint is missing, incomplete or does not match the run's configuration."""
 
 
 def _is_key(x: Any) -> bool:

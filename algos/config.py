@@ -24,13 +24,10 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from alem.errors import AlemError
+from alem.errors import LearnerConfigError, did_you_mean, require_positive_int
 
 __all__ = ["LearnerConfig", "LearnerConfigError"]
 
-
-class LearnerConfigError(AlemError, ValueError):
-    """A learner configuration value is missing, inconsistent or unsupported by the env."""
 
 
 _CHOICES = {
@@ -99,9 +96,7 @@ class LearnerConfig:
             if value not in choices:
                 raise LearnerConfigError(f"algo.{field}={value!r} is not one of {list(choices)}")
         for field in ("num_envs", "num_steps", "total_steps", "update_epochs", "num_minibatches"):
-            value = getattr(self, field)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise LearnerConfigError(f"algo.{field} must be an integer >= 1, got {value!r}")
+            require_positive_int(getattr(self, field), f"algo.{field}", error=LearnerConfigError)
         if isinstance(self.resets_per_step, bool) or not 0 <= self.resets_per_step <= self.num_envs:
             raise LearnerConfigError(
                 f"algo.resets_per_step must be an integer in [0, num_envs={self.num_envs}] "
@@ -150,12 +145,7 @@ class LearnerConfig:
         fields = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(values) - fields)
         if unknown:
-            from alem.core import closest
-
-            hints = [
-                f"{k} (did you mean {closest(k, sorted(fields))[0]!r}?)" if closest(k, sorted(fields)) else k
-                for k in unknown
-            ]
+            hints = [k + did_you_mean(k, fields) for k in unknown]
             raise LearnerConfigError(f"unknown algo option(s): {', '.join(hints)}")
         kwargs = dict(values)
         if "hidden" in kwargs:

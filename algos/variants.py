@@ -18,6 +18,7 @@ import dataclasses
 from typing import Any
 
 from alem.algos.config import LearnerConfig, LearnerConfigError
+from alem.errors import did_you_mean
 
 __all__ = ["VARIANTS", "make_config", "hydra_options"]
 
@@ -45,9 +46,7 @@ def make_config(name: str, **overrides: Any) -> LearnerConfig:
     """The preset ``name`` with ``overrides`` applied (a ``LearnerConfig`` field each; None is ignored)."""
     overrides = {k: v for k, v in overrides.items() if v is not None}
     if name not in VARIANTS:
-        from alem.core import closest
-
-        near = closest(name, sorted(VARIANTS))
-        hint = f"; did you mean {near[0]!r}?" if near else ""
-        raise LearnerConfigError(f"unknown learner {name!r}{hint} Known: {sorted(VARIANTS)}")
+        raise LearnerConfigError(
+            f"unknown learner {name!r}{did_you_mean(name, VARIANTS)}; known: {sorted(VARIANTS)}"
+        )
     return LearnerConfig.from_mapping({**VARIANTS[name], **overrides, "name": name})

@@ -45,7 +45,13 @@ from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from alem.errors import AlemError
+from alem.errors import (
+    BackendConfigError,
+    BackendUnavailable,
+    CacheMiss,
+    RequestFailed,
+    TextBackendError,
+)
 from alem.text.parsing import action_schema
 
 __all__ = [
@@ -67,45 +73,9 @@ __all__ = [
 T = TypeVar("T")
 
 
-class TextBackendError(AlemError):
-    """A chat backend failed; ``kind`` says how (``timeout``, ``http_429``, ``malformed``, ...)."""
-
-    def __init__(self, message: str, kind: str = "error"):
-        super().__init__(message)
-        self.kind = kind
 
 
-class BackendUnavailable(TextBackendError, ConnectionError):
-    """The health check before a run failed (unreachable, wrong model, missing or rejected key)."""
 
-
-class BackendConfigError(TextBackendError, ValueError):
-    """A backend setting has a bad value (caught before any request)."""
-
-    def __init__(self, message: str):
-        super().__init__(message, "config")
-
-
-class RequestFailed(TextBackendError):
-    """One chat request failed for good (after retries, or a non-retryable client error).
-
-    ``errors`` lists the kinds of every failed try, the last one included; ``detail``
-    holds what the transcript should keep of the last try (e.g. the head of a cut reply).
-    """
-
-    def __init__(
-        self, message: str, kind: str = "error", errors: list[str] | None = None, detail: dict | None = None
-    ):
-        super().__init__(message, kind)
-        self.errors = list(errors) if errors is not None else [kind]
-        self.detail = dict(detail or {})
-
-
-class CacheMiss(TextBackendError):
-    """A request is not in a ``mode="replay"`` cache: the run cannot go on offline (it stops)."""
-
-    def __init__(self, message: str):
-        super().__init__(message, "cache_miss")
 
 
 class _Oversized(Exception):

@@ -32,7 +32,7 @@ import jax
 import numpy as np
 
 from alem.core import MultiAgentEnv
-from alem.errors import AlemError
+from alem.errors import AlemError, EndpointFailing
 from alem.policies import Policy, Turn, host_view
 from alem.rundir import JsonlWriter
 from alem.text import local_server
@@ -44,7 +44,6 @@ from alem.text.backends import (
     RequestCache,
     RequestFailed,
     ScriptedBackend,
-    TextBackendError,
     check_settings,
     gather_or_cancel,
     run_sync,
@@ -79,12 +78,6 @@ COUNTERS = (
 #: Characters of an unusable reply repeated back to the model in a re-prompt.
 MAX_ECHO_CHARS = 2000
 
-
-class EndpointFailing(TextBackendError):
-    """The circuit breaker tripped: too many requests of one LLM seat failed; the run stops."""
-
-    def __init__(self, message: str):
-        super().__init__(message, "circuit_open")
 
 
 def decision_counts(record: dict[str, Any]) -> dict[str, float]:

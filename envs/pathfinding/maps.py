@@ -27,7 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Bool, PRNGKeyArray
 
-from alem.errors import AlemError
+from alem.errors import MapFormatError
 
 __all__ = [
     "MapFormatError",
@@ -47,9 +47,6 @@ __all__ = [
     "map_to_ascii",
 ]
 
-
-class MapFormatError(AlemError, ValueError):
-    """A map or scenario text is malformed (the message names the source and line)."""
 
 
 # ------------------------------------------------------------------------------------ in jit
