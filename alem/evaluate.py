@@ -54,6 +54,7 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 import alem
+from alem.cli import hydra_overrides, hydra_run_dir, override_key, plain
 from alem.core import MultiAgentEnv, TimeStep
 from alem.errors import AlemError, ConfigError, EvaluationStopped
 from alem.policies import Policy, Turn, host_view, make_policy
@@ -61,10 +62,6 @@ from alem.rundir import (
     JsonlWriter,
     claim,
     foreign_entries,
-    hydra_overrides,
-    hydra_run_dir,
-    override_key,
-    plain,
     read_jsonl,
     read_run_config,
     rewrite_jsonl,

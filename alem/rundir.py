@@ -32,10 +32,6 @@ __all__ = [
     "JsonlWriter",
     "claim",
     "foreign_entries",
-    "hydra_overrides",
-    "hydra_run_dir",
-    "override_key",
-    "plain",
     "read_run_config",
     "read_jsonl",
     "repair_tail",
@@ -101,35 +97,6 @@ def read_run_config(run_dir: str | Path, *, cli: str, required: tuple[str, ...])
     if not isinstance(saved, DictConfig) or any(k not in saved for k in required):
         raise RunDirError(f"resume={run_dir}: its config.yaml is not a `python -m {cli}` config")
     return saved
-
-
-def plain(value: Any) -> Any:
-    """An OmegaConf node as plain Python (dicts, lists), anything else as it is: for comparing values."""
-    from omegaconf import DictConfig, ListConfig, OmegaConf
-
-    return (
-        OmegaConf.to_container(value, resolve=True) if isinstance(value, DictConfig | ListConfig) else value
-    )
-
-
-def override_key(override: str) -> str | None:
-    """The dotted key of a Hydra override (``+a.b=1`` -> ``a.b``); None for Hydra's own settings."""
-    key = override.split("=", 1)[0].lstrip("+~").strip()
-    return None if key.startswith("hydra.") or key == "hydra" else key
-
-
-def hydra_run_dir() -> str:
-    """The running Hydra app's output directory (``outputs/<date>/<time>`` by default)."""
-    from hydra.core.hydra_config import HydraConfig
-
-    return HydraConfig.get().runtime.output_dir
-
-
-def hydra_overrides() -> list[str]:
-    """The running Hydra app's command-line overrides (what a resume compares with the saved run)."""
-    from hydra.core.hydra_config import HydraConfig
-
-    return list(HydraConfig.get().overrides.task)
 
 
 def write_atomic(path: str | Path, text: str) -> None:

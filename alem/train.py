@@ -36,15 +36,12 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 import alem
+from alem.cli import hydra_overrides, hydra_run_dir, override_key, plain
 from alem.errors import AlemError, ConfigError, TrainingInterrupted
 from alem.rollout import make_rollout, summarize
 from alem.rundir import (
     claim,
     dumps_line,
-    hydra_overrides,
-    hydra_run_dir,
-    override_key,
-    plain,
     read_jsonl,
     read_run_config,
     write_atomic,

@@ -1,0 +1,141 @@
+"""What alem's command-line programs share (``python -m alem.train``, ``python -m alem.evaluate``).
+
+- :func:`hydra_app`: the entry point wrapper: ``env=<registered id>`` shorthand, quiet
+  library loggers, and an :class:`~alem.errors.AlemError` printed as one line (exit 1).
+- :func:`make_env`: an env from an ``env`` config group (``id`` + ``kwargs``).
+- :func:`jsonable`: NumPy/JAX values as plain JSON values (NaN becomes null).
+- :func:`plain`, :func:`override_key`, :func:`hydra_run_dir`, :func:`hydra_overrides`:
+  what a resume needs to compare the command line with the saved run.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from alem.errors import AlemError, ConfigError
+
+__all__ = [
+    "hydra_app",
+    "make_env",
+    "jsonable",
+    "plain",
+    "override_key",
+    "hydra_run_dir",
+    "hydra_overrides",
+    "env_shorthand",
+]
+
+#: ``env=<name>-vN`` on the command line: a registered id rather than a ``configs/env`` file.
+_VERSIONED_ID = re.compile(r"^env=([a-z][a-z0-9_/]*-v\d+)$")
+#: Libraries whose INFO lines Hydra's root logger would otherwise print (backend probing, orbax saves).
+_QUIET_LOGGERS = ("jax", "absl", "httpx")
+
+
+def env_shorthand(argv: list[str]) -> list[str]:
+    """``argv`` with ``env=<name>-vN`` (a registered id) rewritten to ``env.id=<name>-vN``.
+
+    Hydra reads ``env=<name>`` as the config file ``configs/env/<name>.yaml``; ids carry a
+    version suffix, which no config file name has, so the two never clash.
+    """
+    return [_VERSIONED_ID.sub(r"env.id=\1", a) for a in argv]
+
+
+def hydra_app(prog: str, config_name: str, body: Callable[[Any], None]) -> Callable[[], None]:
+    """A console entry point that runs ``body(cfg)`` as the Hydra app ``config_name``.
+
+    The shorthand ``env=<registered id>`` works, and an :class:`AlemError` (bad value, occupied
+    run dir, dead endpoint, ...) ends the program with ``<prog>: error: <message>`` and exit 1
+    instead of a traceback.
+    """
+    import hydra
+
+    @hydra.main(version_base=None, config_path="pkg://alem.configs", config_name=config_name)
+    def _app(cfg: Any) -> None:
+        for name in _QUIET_LOGGERS:
+            logging.getLogger(name).setLevel(logging.WARNING)
+        try:
+            body(cfg)
+        except AlemError as e:
+            print(f"{prog}: error: {e}", file=sys.stderr, flush=True)
+            sys.exit(1)
+
+    def main() -> None:
+        sys.argv = env_shorthand(sys.argv)
+        _app()
+
+    main.__doc__ = f"Entry point of ``python -m {prog}`` (Hydra app ``configs/{config_name}.yaml``)."
+    return main
+
+
+def make_env(env_cfg: Mapping[str, Any]) -> Any:
+    """The env named by an ``env`` config group: ``id`` (a registered id) and ``kwargs``.
+
+    A malformed group or a constructor that refuses a value raises :class:`ConfigError`
+    naming it (an :class:`AlemError` from ``alem.make`` passes through as it is).
+    """
+    import alem
+
+    env_id = env_cfg.get("id")
+    if not isinstance(env_id, str) or not env_id:
+        raise ConfigError(f"env.id must be a registered env id string, got {env_id!r}")
+    kwargs = plain(env_cfg.get("kwargs")) or {}
+    if not isinstance(kwargs, dict):
+        raise ConfigError(f"env.kwargs must be a mapping of constructor keywords, got {kwargs!r}")
+    try:
+        return alem.make(env_id, **kwargs)
+    except AlemError:
+        raise
+    except (TypeError, ValueError) as e:
+        raise ConfigError(f"env {env_id}: {e}") from None
+
+
+def jsonable(x: Any) -> Any:
+    """``x`` as plain JSON values: NumPy/JAX scalars and arrays to numbers and lists, dicts
+    and lists recursively, non-finite floats to None (JSON has no NaN)."""
+    if isinstance(x, Mapping):
+        return {str(k): jsonable(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [jsonable(v) for v in x]
+    if x is None or isinstance(x, str | bool):
+        return x
+    arr = np.asarray(x)
+    if arr.ndim:
+        return [jsonable(v) for v in arr]
+    v = arr.item()
+    return None if isinstance(v, float) and not math.isfinite(v) else v
+
+
+def plain(value: Any) -> Any:
+    """An OmegaConf node as plain Python (dicts, lists), anything else as it is: for comparing values."""
+    from omegaconf import DictConfig, ListConfig, OmegaConf
+
+    return (
+        OmegaConf.to_container(value, resolve=True) if isinstance(value, DictConfig | ListConfig) else value
+    )
+
+
+def override_key(override: str) -> str | None:
+    """The dotted key of a Hydra override (``+a.b=1`` -> ``a.b``); None for Hydra's own settings."""
+    key = override.split("=", 1)[0].lstrip("+~").strip()
+    return None if key.startswith("hydra.") or key == "hydra" else key
+
+
+def hydra_run_dir() -> str:
+    """The running Hydra app's output directory (``outputs/<date>/<time>`` by default)."""
+    from hydra.core.hydra_config import HydraConfig
+
+    return HydraConfig.get().runtime.output_dir
+
+
+def hydra_overrides() -> list[str]:
+    """The running Hydra app's command-line overrides (what a resume compares with the saved run)."""
+    from hydra.core.hydra_config import HydraConfig
+
+    return list(HydraConfig.get().overrides.task)
