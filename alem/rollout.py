@@ -1,12 +1,12 @@
 """Random-policy rollouts: a uniform-random legal policy run with ``lax.scan``.
 
-:func:`make_rollout` builds a pure, jittable function that steps ``num_envs``
+:func:`random_rollout` builds a pure, jittable function that steps ``num_envs``
 copies of an env (``BatchedAutoReset(EpisodeStats(env), num_envs)``: vmapped steps,
 resets computed only for the envs that ended) for ``num_steps`` steps and returns the final state with episode statistics as JAX arrays. The
 state can be passed back in, so training loops call one compiled function
 repeatedly and carry the envs across chunks::
 
-    rollout = make_rollout(env, num_envs=64, num_steps=128)
+    rollout = random_rollout(env, num_envs=64, num_steps=128)
     step = jax.jit(rollout)
     state = jax.jit(rollout.init)(key0, params)
     for k in keys:
@@ -37,7 +37,15 @@ from jaxtyping import Array, Bool, Int, PRNGKeyArray
 from alem.core import MultiAgentEnv, TimeStep
 from alem.wrappers import BatchedAutoReset, EpisodeStats
 
-__all__ = ["RolloutState", "Rollout", "make_rollout", "random_legal_actions", "random_actions"]
+__all__ = [
+    "RolloutState",
+    "Rollout",
+    "random_rollout",
+    "random_legal_actions",
+    "random_actions",
+    "episode_totals",
+    "summarize",
+]
 
 
 def random_legal_actions(key: PRNGKeyArray, action_mask: Bool[Array, "N A"]) -> Int[Array, " N"]:
@@ -125,20 +133,26 @@ class Rollout:
             k_act, k_env = jax.random.split(step_key)
             actions = random_actions(env, k_act, carry.timestep)
             env_state, ts = self.batch.step(k_env, carry.env_state, actions, params)
-            info = ts.info
-            done = info["episode_done"]  # [E]
-            w = done.astype(jnp.float32)
-            out = {
-                "episodes": done.sum(dtype=jnp.int32),
-                "return_sum": (info["episode_return"] * w[:, None]).sum(axis=0),
-                "length_sum": (info["episode_length"].astype(jnp.float32) * w).sum(),
-                "illegal_actions": info["illegal_action"].sum(dtype=jnp.int32),
-            }
-            return RolloutState(env_state=env_state, timestep=ts), out
+            return RolloutState(env_state=env_state, timestep=ts), episode_totals(ts.info)
 
         state, per_step = jax.lax.scan(one_step, state, jax.random.split(key, self.num_steps))
         totals = jax.tree.map(lambda x: x.sum(axis=0), per_step)
         return state, summarize(totals, env_steps=self.num_envs * self.num_steps)
+
+
+def episode_totals(info: dict[str, jax.Array]) -> dict[str, jax.Array]:
+    """Sums over a batch of envs of the episodes that ended at this step (:class:`EpisodeStats` info).
+
+    ``episodes`` (int32), ``return_sum`` (float32 ``[N]``), ``length_sum`` (float32) and
+    ``illegal_actions`` (int32, agent-steps); sums, so steps and chunks add up exactly.
+    """
+    w = info["episode_done"].astype(jnp.float32)  # [E]
+    return {
+        "episodes": info["episode_done"].sum(dtype=jnp.int32),
+        "return_sum": (info["episode_return"] * w[:, None]).sum(axis=0),
+        "length_sum": (info["episode_length"].astype(jnp.float32) * w).sum(),
+        "illegal_actions": info["illegal_action"].sum(dtype=jnp.int32),
+    }
 
 
 def summarize(totals: dict[str, jax.Array], env_steps: int | jax.Array) -> dict[str, jax.Array]:
@@ -154,7 +168,7 @@ def summarize(totals: dict[str, jax.Array], env_steps: int | jax.Array) -> dict[
     }
 
 
-def make_rollout(
+def random_rollout(
     env: MultiAgentEnv, num_envs: int, num_steps: int, resets_per_step: int | None = None
 ) -> Rollout:
     """Build a random-policy rollout of ``env``; see :class:`Rollout`.

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any
+from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -51,6 +51,7 @@ from alem.algos.losses import (
 )
 from alem.algos.networks import Network
 from alem.core import MultiAgentEnv
+from alem.rollout import episode_totals
 from alem.wrappers import BatchedAutoReset, EpisodeStats
 
 __all__ = ["Learner", "LearnerState", "make_learner"]
@@ -97,6 +98,10 @@ class LearnerState:
     betas: jax.Array  # float32 [2, M]: DPO's beta1 and beta2 per unit
     key: jax.Array
     update: jax.Array  # int32 [] updates done
+
+    #: Fields with the env batch as their leading axis: a data-parallel run splits them over
+    #: devices and replicates the rest (:func:`alem.training.shard_state`).
+    batched_fields: ClassVar[tuple[str, ...]] = ("env_state", "timestep", "hidden", "resets")
 
 
 @struct.dataclass
@@ -401,14 +406,7 @@ class Learner:
                 truncated = ts2.truncated & ~ts2.terminated
             else:  # the default: a truncation ends the return like a termination
                 final_v, truncated = jnp.zeros_like(v), jnp.zeros_like(done)
-            info = ts2.info
-            w = info["episode_done"].astype(jnp.float32)
-            stats = {
-                "episodes": info["episode_done"].sum(dtype=jnp.int32),
-                "return_sum": (info["episode_return"] * w[:, None]).sum(0),
-                "length_sum": (info["episode_length"].astype(jnp.float32) * w).sum(),
-                "illegal_actions": info["illegal_action"].sum(dtype=jnp.int32),
-            }
+            stats = episode_totals(ts2.info)
             batch = Batch(
                 obs=ts.obs,
                 gstate=gstate,

@@ -13,7 +13,7 @@ cooperative MARL"), the one Mava and BenchMARL report with:
 
 Returns are alem's: per seed, the mean over agents of each agent's mean episode return over the
 episodes that ended during the evaluation (stochastic policy, as in ``alem.train``'s final
-evaluation; the code is the same, :func:`alem.train.policy_evaluator`).
+evaluation; the code is the same, :func:`alem.training.policy_evaluator`).
 
 One command runs the whole table (the configs are frozen in ``configs/benchmark/*.yaml``)::
 
@@ -146,7 +146,8 @@ def train_cell(task: Mapping[str, Any], algo: str) -> dict[str, Any]:
     import jax
 
     from alem.algos import make_config, make_learner
-    from alem.train import eval_keys, final_evaluation, make_env, policy_evaluator, seed_keys
+    from alem.cli import make_env
+    from alem.training import eval_keys, final_evaluation, policy_evaluator, seed_keys
 
     env = make_env(task["env"])
     lcfg = make_config(algo, **learner_options(task, algo))

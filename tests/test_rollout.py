@@ -14,7 +14,7 @@ from scipy import stats
 import alem
 from alem import spaces
 from alem.core import EnvParams, MultiAgentEnv, TimeStep
-from alem.rollout import make_rollout, random_legal_actions
+from alem.rollout import random_legal_actions, random_rollout
 
 MASK = np.array(
     [
@@ -57,7 +57,7 @@ def test_random_legal_actions_unbatched_jit_and_empty_row():
 def test_rollout_deterministic_and_seeds_differ():
     env = alem.make("prisoners_dilemma-v0")
     num_envs, num_steps = 32, 16
-    rollout = make_rollout(env, num_envs, num_steps)
+    rollout = random_rollout(env, num_envs, num_steps)
     run = jax.jit(jax.vmap(rollout, in_axes=(0, None)))
     keys = jax.vmap(jax.random.key)(jnp.arange(2))
     state_a, m_a = run(keys, env.default_params)
@@ -159,7 +159,7 @@ def test_rollout_respects_state_dependent_masks():
     env = _TurnTakingToy()
     num_envs, num_steps = 1024, 12  # every env finishes exactly 2 episodes of 6 plies
     m = jax.device_get(
-        jax.jit(make_rollout(env, num_envs, num_steps))(jax.random.key(3), env.default_params)[1]
+        jax.jit(random_rollout(env, num_envs, num_steps))(jax.random.key(3), env.default_params)[1]
     )
     assert int(m["illegal_actions"]) == 0
     assert int(m["episodes"]) == 2 * num_envs
@@ -173,7 +173,7 @@ def test_rollout_continuous_actions_sample_the_box():
     env = _ContinuousToy()
     num_envs, num_steps = 512, 10
     m = jax.device_get(
-        jax.jit(make_rollout(env, num_envs, num_steps))(jax.random.key(4), env.default_params)[1]
+        jax.jit(random_rollout(env, num_envs, num_steps))(jax.random.key(4), env.default_params)[1]
     )
     assert int(m["illegal_actions"]) == 0  # out-of-box actions would be flagged by the core
     assert int(m["episodes"]) == 2 * num_envs
@@ -182,6 +182,6 @@ def test_rollout_continuous_actions_sample_the_box():
     np.testing.assert_allclose(m["episode_return"], [expected, expected], atol=6 * sd / np.sqrt(2 * num_envs))
 
 
-def test_make_rollout_rejects_bad_sizes():
+def test_random_rollout_rejects_bad_sizes():
     with pytest.raises(ValueError, match="num_envs"):
-        make_rollout(alem.make("prisoners_dilemma-v0"), 0, 4)
+        random_rollout(alem.make("prisoners_dilemma-v0"), 0, 4)

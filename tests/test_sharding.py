@@ -10,11 +10,11 @@ SCRIPT = textwrap.dedent(
     import jax, jax.numpy as jnp, numpy as np
     from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
     import alem
-    from alem.rollout import make_rollout
+    from alem.rollout import random_rollout
 
     assert len(jax.devices()) == 4, jax.devices()
     env = alem.make("iterated_stag_hunt-v0", num_rounds=5)
-    rollout = make_rollout(env, num_envs=64, num_steps=16)
+    rollout = random_rollout(env, num_envs=64, num_steps=16)
     params = env.default_params
     key = jax.random.key(0)
     state = rollout.init(key, params)

@@ -112,7 +112,7 @@ def test_turn_based_learner_respects_masks():
 
 def test_ippo_beats_random_on_simple_spread():
     """IPPO on MPE simple_spread (3 agents), ~120k env steps: clearly above the random policy."""
-    from alem.rollout import make_rollout
+    from alem.rollout import random_rollout
 
     env_id = "mpe/simple_spread-v0"
     if env_id not in alem.registry():
@@ -123,7 +123,7 @@ def test_ippo_beats_random_on_simple_spread():
     learner = make_learner(env, cfg)
     _, metrics = jax.jit(lambda k: learner.run(learner.init(k), updates))(jax.random.key(0))
     late = np.asarray(metrics["return_sum"][-10:]).sum(0).mean() / np.asarray(metrics["episodes"][-10:]).sum()
-    _, rnd = jax.jit(make_rollout(env, 64, 200))(jax.random.key(1), env.default_params)
+    _, rnd = jax.jit(random_rollout(env, 64, 200))(jax.random.key(1), env.default_params)
     random_return = float(np.asarray(rnd["episode_return"]).mean())
     assert late > random_return + 2.0, f"IPPO {late:.2f} vs random {random_return:.2f} (per agent)"
 
@@ -150,7 +150,7 @@ def test_shared_critic_learns_the_first_movers_advantage():
 def test_ippo_with_a_gaussian_head_beats_random_on_continuous_simple_spread():
     """Continuous actions (a Gaussian policy head): 2 seeds x 64k env steps, against the uniform-random
     policy over the action box on the same env (measured about -24.9 per agent; IPPO about -22.3)."""
-    from alem.rollout import make_rollout
+    from alem.rollout import random_rollout
 
     env = alem.make("mpe/simple_spread-v0", continuous_actions=True)
     updates = 80
@@ -162,7 +162,7 @@ def test_ippo_with_a_gaussian_head_beats_random_on_continuous_simple_spread():
     keys = jax.vmap(jax.random.key)(jnp.arange(2))
     state, m = jax.jit(jax.vmap(lambda k: learner.run(learner.init(k), updates)))(keys)
     late = np.asarray(m["return_sum"][:, -15:].sum((1, 2)) / m["episodes"][:, -15:].sum(1)) / env.num_agents
-    rollout = make_rollout(env, 64, 250)
+    rollout = random_rollout(env, 64, 250)
     _, rnd = jax.jit(lambda k: rollout(k, env.default_params))(jax.random.key(1))
     random_return = float(np.asarray(rnd["return_sum"]).sum() / int(rnd["episodes"])) / env.num_agents
     assert int(m["illegal_actions"].sum()) == 0  # samples are clipped into the box before the env sees them

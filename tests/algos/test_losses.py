@@ -128,10 +128,10 @@ def test_joint_policy_samples_only_legal_moves_in_a_turn_based_game():
     """CPPO-joint's distribution (masked log-softmax over joint_mask) on real tic-tac-toe positions:
     every sampled joint action gives the mover a legal move (before the fix: 46 illegal in 128).
     CPPO itself refuses zero-sum games; the masking matters for turn-based cooperative ones."""
-    from alem.rollout import make_rollout
+    from alem.rollout import random_rollout
 
     env = alem.make("tic_tac_toe-v0")
-    state = jax.jit(make_rollout(env, 64, 5))(jax.random.key(0), env.default_params)[0]
+    state = jax.jit(random_rollout(env, 64, 5))(jax.random.key(0), env.default_params)[0]
     mask, acting = state.timestep.action_mask, state.timestep.acting  # [64, 2, 9], [64, 2]
     logits = jax.random.normal(jax.random.key(1), (64, 81)) * 3
     logp = masked_log_softmax(logits, joint.joint_mask(mask))

@@ -1,0 +1,41 @@
+"""Training: the one loop every learner runs through, its sinks, and evaluation of trained policies.
+
+- :mod:`alem.training.loop`: :func:`train` (any learner with ``init``/``run``, seeds vmapped,
+  compiled chunks, checkpoints, resume), :class:`Schedule`, :class:`ChunkStats`, :func:`shard_state`.
+- :mod:`alem.training.sinks`: console progress, ``metrics.jsonl``, Weights & Biases.
+- :mod:`alem.training.evaluation`: the final evaluation and a compiled policy evaluator.
+
+``python -m alem.train`` (:mod:`alem.train`) checks a Hydra config, builds the learner and
+calls :func:`train`; use :func:`train` directly to drive a learner of your own.
+"""
+
+from alem.training.evaluation import eval_keys, final_evaluation, policy_evaluator
+from alem.training.loop import (
+    ChunkStats,
+    Learner,
+    Schedule,
+    TrainResult,
+    mean_return,
+    seed_keys,
+    shard_state,
+    train,
+)
+from alem.training.sinks import METRICS_FILE, ConsoleProgress, JsonlMetrics, WandbSink
+
+__all__ = [
+    "ChunkStats",
+    "ConsoleProgress",
+    "JsonlMetrics",
+    "Learner",
+    "METRICS_FILE",
+    "Schedule",
+    "TrainResult",
+    "WandbSink",
+    "eval_keys",
+    "final_evaluation",
+    "mean_return",
+    "policy_evaluator",
+    "seed_keys",
+    "shard_state",
+    "train",
+]

@@ -1,0 +1,75 @@
+"""Evaluating trained parameters: the final evaluation ``alem.train`` writes, and a compiled
+evaluator to score many snapshots (benchmarks, notebooks)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import numpy as np
+
+from alem.cli import jsonable
+from alem.rollout import random_rollout
+from alem.training.loop import mean_return
+
+__all__ = ["policy_evaluator", "eval_keys", "final_evaluation"]
+
+
+def policy_evaluator(
+    env, learner, num_steps: int
+) -> Callable[[jax.Array, Any], tuple[np.ndarray, np.ndarray]]:
+    """A compiled evaluation of seed-batched learner parameters (compiled once, called many times).
+
+    Returns ``evaluate(keys, params) -> (episodes [S], mean return per agent [S, N])``: for each
+    seed, ``learner.cfg.num_envs`` fresh envs run the (stochastic) policy with ``params`` for
+    ``num_steps`` steps, rounded up to whole rollouts of ``learner.cfg.num_steps``; the mean is over
+    the episodes that ended (NaN where none did). ``params`` has the seed axis first, as in a
+    seed-vmapped ``LearnerState.params``.
+    """
+    rounds = -(-num_steps // learner.cfg.num_steps)
+
+    def one_seed(key, params):
+        st = learner.init(key).replace(params=params)
+
+        def one_rollout(s, _):
+            s, _batch, stats = learner.rollout(s, env.default_params)
+            return s, stats
+
+        _, m = jax.lax.scan(one_rollout, st, None, length=rounds)
+        return m["episodes"].sum(), m["return_sum"].sum(0)
+
+    batched = jax.jit(jax.vmap(one_seed))
+
+    def evaluate(keys: jax.Array, params: Any) -> tuple[np.ndarray, np.ndarray]:
+        episodes, return_sum = jax.device_get(batched(keys, params))
+        return np.asarray(episodes), mean_return(np.asarray(return_sum), np.asarray(episodes))
+
+    return evaluate
+
+
+def eval_keys(keys: jax.Array, index: int = 0) -> jax.Array:
+    """Evaluation keys of seeds ``keys`` (``[S]``), apart from the training keys; ``index`` numbers evaluations."""
+    keys = jax.vmap(lambda k: jax.random.fold_in(k, 2**31 - 1))(keys)
+    return keys if index == 0 else jax.vmap(lambda k: jax.random.fold_in(k, index))(keys)
+
+
+def final_evaluation(env, learner, state, keys, num_steps: int, evaluate=None) -> dict[str, Any]:
+    """Mean episode return of the trained (stochastic) policy and of the random policy, same envs.
+
+    ``evaluate``: a :func:`policy_evaluator` of the same ``num_steps`` already compiled, if any.
+    """
+    rounds = -(-num_steps // learner.cfg.num_steps)
+    keys = eval_keys(keys)
+    evaluate = evaluate or policy_evaluator(env, learner, num_steps)
+    episodes, trained = evaluate(keys, jax.device_get(state.params))
+    rollout = random_rollout(env, learner.cfg.num_envs, rounds * learner.cfg.num_steps)
+    rnd = jax.device_get(jax.jit(jax.vmap(lambda k: rollout(k, env.default_params)[1]))(keys))
+    random_ret = mean_return(rnd["return_sum"], rnd["episodes"])
+    return {
+        "episodes_per_seed": int(np.min(episodes)),
+        "trained_return_per_seed": jsonable(trained),
+        "random_return_per_seed": jsonable(random_ret),
+        "trained_return_mean": jsonable(np.nanmean(trained)),
+        "random_return_mean": jsonable(np.nanmean(random_ret)),
+    }

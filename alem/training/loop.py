@@ -1,0 +1,277 @@
+"""The one training loop: any learner with ``init``/``run``, seeds vmapped, compiled chunks, sinks.
+
+A learner is anything with
+
+- ``init(key) -> state`` and
+- ``run(state, num_updates) -> (state, metrics)``, pure and jittable, whose ``metrics`` have a
+  leading ``[num_updates]`` axis and hold at least the episode sums of
+  :func:`alem.rollout.episode_totals` (``episodes``, ``return_sum``, ``length_sum``,
+  ``illegal_actions``); other float entries (losses) are averaged into the metrics rows,
+
+plus a ``name``. The PPO core (:class:`alem.algos.Learner`) and the random baseline
+(:class:`alem.algos.random.RandomLearner`) are two such learners. :func:`train` runs one
+for ``schedule.num_chunks`` chunks of ``schedule.chunk_updates`` updates, every seed in one
+compiled program, and hands a :class:`ChunkStats` to each sink after every chunk
+(:mod:`alem.training.sinks`: console progress, ``metrics.jsonl``, wandb).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from alem.errors import CheckpointError, TrainingInterrupted
+
+__all__ = [
+    "Learner",
+    "Schedule",
+    "ChunkStats",
+    "TrainResult",
+    "train",
+    "seed_keys",
+    "mean_return",
+    "shard_state",
+]
+
+#: The episode sums every learner's metrics hold (summed over a chunk's updates).
+EPISODE_SUMS = ("episodes", "return_sum", "length_sum", "illegal_actions")
+
+
+class Learner(Protocol):
+    name: str
+
+    def init(self, key: jax.Array) -> Any: ...
+
+    def run(self, state: Any, num_updates: int) -> tuple[Any, dict[str, jax.Array]]: ...
+
+
+@dataclasses.dataclass(frozen=True)
+class Schedule:
+    """How a run is cut: seeds ``seed .. seed + num_seeds - 1``, ``num_chunks`` compiled chunks of
+    ``chunk_updates`` updates, each update ``steps_per_update`` env steps per seed."""
+
+    seed: int
+    num_seeds: int
+    chunk_updates: int
+    num_chunks: int
+    steps_per_update: int
+
+    @property
+    def seeds(self) -> list[int]:
+        return list(range(self.seed, self.seed + self.num_seeds))
+
+    @property
+    def env_steps_per_chunk(self) -> int:
+        return self.chunk_updates * self.steps_per_update
+
+    @property
+    def env_steps(self) -> int:
+        """Env steps per seed of the whole run."""
+        return self.num_chunks * self.env_steps_per_chunk
+
+
+@dataclasses.dataclass(frozen=True)
+class ChunkStats:
+    """What the sinks get after a chunk; arrays have the seed axis first (``[S]``, ``[S, N]``)."""
+
+    chunk: int  # 0-based index of the chunk just done
+    schedule: Schedule
+    seconds: float  # wall time of this chunk (the first one run includes compiling)
+    first: bool  # the first chunk this process ran
+    episodes: np.ndarray  # [S] episodes that ended in the chunk
+    episode_return: np.ndarray  # [S, N] mean return per agent of those episodes (NaN: none ended)
+    episode_length: np.ndarray  # [S] mean length (NaN: none ended)
+    illegal_actions: np.ndarray  # [S] agent-steps flagged illegal
+    losses: dict[str, np.ndarray]  # name -> [S], means over the chunk's updates
+
+    @property
+    def update(self) -> int:
+        """Updates done after this chunk."""
+        return (self.chunk + 1) * self.schedule.chunk_updates
+
+    @property
+    def env_steps(self) -> int:
+        """Env steps per seed done after this chunk."""
+        return (self.chunk + 1) * self.schedule.env_steps_per_chunk
+
+    @property
+    def steps_per_s(self) -> float:
+        """Env steps per second over all seeds in this chunk."""
+        return self.schedule.env_steps_per_chunk * self.schedule.num_seeds / max(self.seconds, 1e-9)
+
+    @property
+    def seed_return(self) -> np.ndarray:
+        """[S] mean over agents of :attr:`episode_return` (NaN for a seed with no episode)."""
+        ret = np.where(self.episodes[:, None] > 0, self.episode_return, 0.0).mean(axis=1)
+        return np.where(self.episodes > 0, ret, np.nan)
+
+
+@dataclasses.dataclass
+class TrainResult:
+    state: Any  # the seed-vmapped learner state after the last chunk
+    keys: jax.Array  # [S] the seeds' keys
+    start_chunk: int  # chunks restored from a checkpoint (0 for a fresh run)
+    totals: dict[str, np.ndarray]  # EPISODE_SUMS summed over the chunks this process ran
+    wall_s: float
+    first_chunk_s: float | None
+
+
+def seed_keys(seed: int, num_seeds: int) -> jax.Array:
+    """PRNG keys for seeds ``seed .. seed + num_seeds - 1`` (``[num_seeds]``).
+
+    Seed ``s`` gets ``jax.random.key(s)`` whatever ``num_seeds`` is, so one seed
+    of a multi-seed run can be re-run alone.
+    """
+    return jax.vmap(jax.random.key)(jnp.arange(seed, seed + num_seeds, dtype=jnp.uint32))
+
+
+def mean_return(return_sum: np.ndarray, episodes: np.ndarray) -> np.ndarray:
+    """Mean episode return per agent from sums: ``[..., N]`` over ``[...]`` episodes, NaN where none ended."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(episodes[..., None] > 0, return_sum / np.maximum(episodes, 1)[..., None], np.nan)
+
+
+def shard_state(state: Any, mesh: Any) -> Any:
+    """Place a seed-vmapped learner state on ``mesh``: the fields its class lists in
+    ``batched_fields`` split over the mesh axis ``data`` along the env axis, the rest replicated.
+
+    XLA (GSPMD) then partitions the whole update; the losses are means over the env
+    batch, so gradients are averaged across devices by the compiler's all-reduce.
+    """
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    split, whole = NamedSharding(mesh, P(None, "data")), NamedSharding(mesh, P())
+    batched = set(type(state).batched_fields)
+    fields = {
+        f: jax.tree.map(
+            lambda x, f=f: jax.device_put(x, split if f in batched and x.ndim >= 2 else whole),
+            getattr(state, f),
+        )
+        for f in (field.name for field in dataclasses.fields(state))
+    }
+    return state.replace(**fields)
+
+
+def _chunk_stats(chunk: int, schedule: Schedule, seconds: float, first: bool, m: dict) -> ChunkStats:
+    episodes = np.asarray(m["episodes"]).sum(1)  # m: [S, chunk_updates, ...]
+    length = np.where(episodes > 0, np.asarray(m["length_sum"]).sum(1) / np.maximum(episodes, 1), np.nan)
+    losses = {
+        k: np.asarray(v, np.float64).reshape(schedule.num_seeds, -1).mean(1)
+        for k, v in m.items()
+        if k not in EPISODE_SUMS and np.issubdtype(np.asarray(v).dtype, np.floating)
+    }
+    return ChunkStats(
+        chunk=chunk,
+        schedule=schedule,
+        seconds=seconds,
+        first=first,
+        episodes=episodes,
+        episode_return=mean_return(np.asarray(m["return_sum"]).sum(1), episodes),
+        episode_length=length,
+        illegal_actions=np.asarray(m["illegal_actions"]).reshape(schedule.num_seeds, -1).sum(1),
+        losses=losses,
+    )
+
+
+def train(
+    learner: Learner,
+    schedule: Schedule,
+    sinks: Sequence[Any] = (),
+    *,
+    mesh: Any = None,
+    checkpoint_dir: str | Path | None = None,
+    resume: bool = False,
+    stop_after_chunks: int | None = None,
+) -> TrainResult:
+    """Run ``learner`` as ``schedule`` says; every sink gets ``start(first_chunk)``, then
+    ``chunk(ChunkStats)`` after each chunk.
+
+    With ``checkpoint_dir`` (and a learner whose ``checkpointed`` is not False) the state is
+    saved after every chunk; ``resume`` continues from the newest readable checkpoint there.
+    ``stop_after_chunks`` stops (:class:`TrainingInterrupted`) after that many chunks, as a
+    kill would, for testing resumes.
+    """
+    from alem.algos import checkpoint
+
+    checkpointed = checkpoint_dir is not None and getattr(learner, "checkpointed", True)
+    # 1. Seeds and the compiled programs: init and one chunk, vmapped over seeds.
+    keys = seed_keys(schedule.seed, schedule.num_seeds)
+    init = jax.jit(jax.vmap(learner.init))
+    chunk_fn = jax.jit(jax.vmap(lambda st: learner.run(st, schedule.chunk_updates)))
+
+    # 2. A fresh state, or the newest checkpoint's; then placed on the devices.
+    state = init(keys)
+    start = 0
+    if resume and checkpointed:
+        start, state = restore_latest(Path(checkpoint_dir), state)
+    if mesh is not None:
+        state = shard_state(state, mesh)
+    for sink in sinks:
+        sink.start(start)
+
+    # 3. The chunks: run, bring the metrics to the host (small arrays), hand them to the sinks.
+    totals = {k: 0 for k in EPISODE_SUMS}
+    t_start = time.perf_counter()
+    first_chunk_s = None
+    for i in range(start, schedule.num_chunks):
+        t0 = time.perf_counter()
+        state, m = chunk_fn(state)
+        m = jax.device_get(m)
+        if first_chunk_s is None:
+            first_chunk_s = time.perf_counter() - t_start
+        stats = _chunk_stats(i, schedule, time.perf_counter() - t0, i == start, m)
+        for k in EPISODE_SUMS:
+            totals[k] = totals[k] + np.asarray(m[k]).sum(1)
+        for sink in sinks:
+            sink.chunk(stats)
+        if checkpointed:
+            checkpoint.save(checkpoint_dir, i + 1, state)
+        if stop_after_chunks is not None and i + 1 >= stop_after_chunks and i + 1 < schedule.num_chunks:
+            raise TrainingInterrupted(
+                f"stopped after chunk {i + 1}/{schedule.num_chunks} (stop_after_chunks={stop_after_chunks}); "
+                f"continue with resume={checkpoint_dir}"
+            )
+
+    # 4. Wait for the last chunk; the state stays on the devices for the caller's evaluation.
+    jax.block_until_ready(state)
+    return TrainResult(
+        state=state,
+        keys=keys,
+        start_chunk=start,
+        totals={k: np.asarray(v) for k, v in totals.items()},
+        wall_s=time.perf_counter() - t_start,
+        first_chunk_s=first_chunk_s,
+    )
+
+
+def restore_latest(run_dir: Path, template: Any) -> tuple[int, Any]:
+    """``(chunks done, state)`` from the newest readable checkpoint; falls back to older kept ones.
+
+    A run killed before its first checkpoint was complete starts over (its rows are recomputed).
+    """
+    from alem.algos import checkpoint
+
+    found = checkpoint.available(run_dir)
+    if not found:
+        print(f"alem.train: {run_dir} has no complete checkpoint yet; starting it over", flush=True)
+        return 0, template
+    errors = []
+    for chunk, path in found:
+        try:
+            state = checkpoint.restore(path, template)
+        except CheckpointError as e:
+            errors.append(str(e))
+            print(f"alem.train: warning: {e}; trying the previous checkpoint", flush=True)
+            continue
+        return chunk, state
+    raise CheckpointError(
+        f"resume={run_dir}: no checkpoint could be restored; tried {len(found)}: " + " | ".join(errors)
+    )

@@ -1,0 +1,61 @@
+"""alem.cli: what alem.train and alem.evaluate share."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from omegaconf import OmegaConf
+
+from alem.cli import env_shorthand, jsonable, make_env, override_key
+from alem.errors import ConfigError, UnknownEnvError
+
+
+def test_env_shorthand_rewrites_registered_ids_only():
+    argv = ["prog", "env=tic_tac_toe-v0", "env=simple_spread", "env=mpe/simple_tag-v0", "envx=a-v0"]
+    assert env_shorthand(argv) == [
+        "prog",
+        "env.id=tic_tac_toe-v0",
+        "env=simple_spread",  # a configs/env file name
+        "env.id=mpe/simple_tag-v0",
+        "envx=a-v0",
+    ]
+
+
+def test_jsonable_gives_plain_json_with_nan_as_null():
+    value = {
+        "a": np.float32(1.5),
+        "b": np.array([[1, 2], [3, 4]], np.int64),
+        "c": [np.nan, np.inf, 2.0],
+        "d": jnp.asarray([0.25, jnp.nan]),
+        "e": (np.bool_(True), "text", None),
+    }
+    out = jsonable(value)
+    assert json.loads(json.dumps(out, allow_nan=False)) == {
+        "a": 1.5,
+        "b": [[1, 2], [3, 4]],
+        "c": [None, None, 2.0],
+        "d": [0.25, None],
+        "e": [True, "text", None],
+    }
+    assert jsonable(float("nan")) is None and jsonable(3) == 3 and not math.isnan(jsonable(1e300))
+
+
+def test_make_env_names_what_was_wrong():
+    env = make_env(OmegaConf.create({"id": "iterated_prisoners_dilemma-v0", "kwargs": {"num_rounds": 3}}))
+    assert env.id == "iterated_prisoners_dilemma-v0"
+    with pytest.raises(ConfigError, match="env.id must be a registered env id string"):
+        make_env({"id": 3})
+    with pytest.raises(ConfigError, match="env.kwargs must be a mapping"):
+        make_env({"id": "prisoners_dilemma-v0", "kwargs": [1, 2]})
+    with pytest.raises(UnknownEnvError, match="prisoners_dilemma-v0"):
+        make_env({"id": "prisoners_dilema-v0"})
+
+
+def test_override_key_strips_prefixes_and_skips_hydra_settings():
+    assert override_key("+algo.lr=3e-4") == "algo.lr"
+    assert override_key("~wandb.tags") == "wandb.tags"
+    assert override_key("hydra.run.dir=x") is None

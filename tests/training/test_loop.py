@@ -1,0 +1,136 @@
+"""alem.training: the one loop, with a learner whose metrics are known in advance."""
+
+from __future__ import annotations
+
+import json
+from typing import ClassVar
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from flax import struct
+
+from alem.errors import ConfigError, TrainingInterrupted
+from alem.training import ChunkStats, JsonlMetrics, Schedule, train
+
+
+@struct.dataclass
+class CounterState:
+    updates: jax.Array  # int32 [] updates done
+    batched_fields: ClassVar[tuple[str, ...]] = ()
+
+
+class CounterLearner:
+    """Update u (1-based) ends u % 3 episodes; agent i's returns sum to (i + 1) * u; loss = u."""
+
+    name = "counter"
+
+    def init(self, key):
+        return CounterState(updates=jnp.int32(0))
+
+    def run(self, state, num_updates):
+        def one(s, _):
+            u = s.updates + 1
+            episodes = u % 3
+            m = {
+                "episodes": episodes,
+                "return_sum": jnp.stack([u, 2 * u]).astype(jnp.float32) * (episodes > 0),
+                "length_sum": (5 * episodes).astype(jnp.float32),
+                "illegal_actions": jnp.int32(1),
+                "loss": u.astype(jnp.float32),
+            }
+            return CounterState(updates=u), m
+
+        return jax.lax.scan(one, state, None, length=num_updates)
+
+
+class Recorder:
+    def __init__(self):
+        self.calls: list = []
+
+    def start(self, first_chunk):
+        self.calls.append(("start", first_chunk))
+
+    def chunk(self, stats: ChunkStats):
+        self.calls.append(("chunk", stats))
+
+    def close(self, summary=None, exit_code=0):
+        self.calls.append(("close", exit_code))
+
+
+SCHEDULE = Schedule(seed=5, num_seeds=2, chunk_updates=3, num_chunks=4, steps_per_update=10)
+
+
+def test_sinks_get_each_chunk_with_the_learners_numbers():
+    rec = Recorder()
+    result = train(CounterLearner(), SCHEDULE, [rec])
+    assert rec.calls[0] == ("start", 0)
+    chunks = [c for kind, c in rec.calls[1:]]
+    assert [c.chunk for c in chunks] == [0, 1, 2, 3] and [c.update for c in chunks] == [3, 6, 9, 12]
+    assert [c.env_steps for c in chunks] == [30, 60, 90, 120] and chunks[0].first and not chunks[1].first
+    for c in chunks:
+        us = np.arange(3 * c.chunk + 1, 3 * c.chunk + 4)
+        eps = us % 3
+        assert c.episodes.tolist() == [eps.sum()] * 2
+        expected = np.array([(us * (eps > 0)).sum(), 2 * (us * (eps > 0)).sum()]) / eps.sum()
+        np.testing.assert_allclose(c.episode_return, [expected, expected])
+        np.testing.assert_allclose(c.seed_return, [expected.mean()] * 2)
+        np.testing.assert_allclose(c.episode_length, [5.0, 5.0])
+        assert c.illegal_actions.tolist() == [3, 3]
+        np.testing.assert_allclose(c.losses["loss"], [us.mean()] * 2)
+    assert set(chunks[0].losses) == {"loss"}  # episode sums are not losses
+    us = np.arange(1, 13)
+    assert result.totals["episodes"].tolist() == [(us % 3).sum()] * 2
+    assert int(result.state.updates[0]) == 12 and result.start_chunk == 0
+
+
+def test_seed_return_is_nan_for_a_seed_without_episodes():
+    stats = ChunkStats(
+        chunk=0,
+        schedule=SCHEDULE,
+        seconds=1.0,
+        first=True,
+        episodes=np.array([0, 2]),
+        episode_return=np.array([[np.nan, np.nan], [1.0, 3.0]]),
+        episode_length=np.array([np.nan, 4.0]),
+        illegal_actions=np.zeros(2, int),
+        losses={},
+    )
+    ret = stats.seed_return
+    assert np.isnan(ret[0]) and ret[1] == 2.0
+    assert stats.steps_per_s == 30 * 2
+
+
+def test_stop_and_resume_continue_from_the_checkpoint(tmp_path):
+    rows = JsonlMetrics(tmp_path / "metrics.jsonl", SCHEDULE.chunk_updates)
+    with pytest.raises(TrainingInterrupted, match="after chunk 2/4"):
+        train(CounterLearner(), SCHEDULE, [rows], checkpoint_dir=tmp_path, stop_after_chunks=2)
+    rows.close()
+    rec = Recorder()
+    rows = JsonlMetrics(tmp_path / "metrics.jsonl", SCHEDULE.chunk_updates)
+    result = train(CounterLearner(), SCHEDULE, [rec, rows], checkpoint_dir=tmp_path, resume=True)
+    rows.close()
+    assert rec.calls[0] == ("start", 2) and [c.chunk for _, c in rec.calls[1:]] == [2, 3]
+    assert result.start_chunk == 2 and int(result.state.updates[1]) == 12  # continued, not restarted
+    lines = [json.loads(x) for x in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert [(r["chunk"], r["seed"]) for r in lines] == [(c, s) for c in range(4) for s in (5, 6)]
+    assert [r["update"] for r in lines[::2]] == [3, 6, 9, 12]
+
+
+def test_a_resume_with_other_chunking_is_refused_before_rows_are_dropped(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    path.write_text(json.dumps({"chunk": 0, "update": 2, "seed": 0}) + "\n")
+    before = path.read_text()
+    with pytest.raises(ConfigError, match="cannot be extended"):
+        JsonlMetrics(path, chunk_updates=3).start(first_chunk=1)
+    assert path.read_text() == before
+
+
+def test_a_learner_without_checkpoints_starts_over_on_resume(tmp_path):
+    class Fresh(CounterLearner):
+        checkpointed = False
+
+    train(Fresh(), SCHEDULE, checkpoint_dir=tmp_path, resume=False)
+    assert not (tmp_path / "checkpoints").exists()
+    assert train(Fresh(), SCHEDULE, checkpoint_dir=tmp_path, resume=True).start_chunk == 0
