@@ -56,7 +56,6 @@ def hydra_app(prog: str, config_name: str, body: Callable[[Any], None]) -> Calla
     """
     import hydra
 
-    @hydra.main(version_base=None, config_path="pkg://alem.configs", config_name=config_name)
     def _app(cfg: Any) -> None:
         for name in _QUIET_LOGGERS:
             logging.getLogger(name).setLevel(logging.WARNING)
@@ -65,6 +64,10 @@ def hydra_app(prog: str, config_name: str, body: Callable[[Any], None]) -> Calla
         except AlemError as e:
             print(f"{prog}: error: {e}", file=sys.stderr, flush=True)
             sys.exit(1)
+
+    # Hydra names the job (and its log file, ``<job>.log``) after the task function's module.
+    _app.__module__ = prog
+    _app = hydra.main(version_base=None, config_path="pkg://alem.configs", config_name=config_name)(_app)
 
     def main() -> None:
         sys.argv = env_shorthand(sys.argv)

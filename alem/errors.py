@@ -9,6 +9,7 @@ works as users expect. The modules that raise them re-export them under their ol
 from __future__ import annotations
 
 import difflib
+import numbers
 from collections.abc import Iterable
 from typing import Any
 
@@ -169,11 +170,12 @@ def did_you_mean(name: str, candidates: Iterable[str]) -> str:
 def require_positive_int(
     value: Any, name: str, *, error: type[Exception] = ValueError, allow_none: bool = False
 ) -> Any:
-    """``value`` when it is an integer >= 1 (``None`` too with ``allow_none``); else raise ``error``
-    naming ``name`` and the value. Booleans are refused: ``True`` is not a count."""
+    """``value`` as an ``int`` when it is an integer >= 1 (NumPy integers too; ``None`` too with
+    ``allow_none``); else raise ``error`` naming ``name`` and the value. Booleans and floats are
+    refused: ``True`` and ``2.0`` are not counts."""
     if value is None and allow_none:
         return value
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         what = "null or an integer >= 1" if allow_none else "an integer >= 1"
         raise error(f"{name} must be {what}, got {value!r}")
-    return value
+    return int(value)

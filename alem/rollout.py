@@ -35,6 +35,7 @@ from flax import struct
 from jaxtyping import Array, Bool, Int, PRNGKeyArray
 
 from alem.core import MultiAgentEnv, TimeStep
+from alem.errors import require_positive_int
 from alem.wrappers import BatchedAutoReset, EpisodeStats
 
 __all__ = [
@@ -178,8 +179,8 @@ def random_rollout(
     ``num_steps``. The result is pure: ``jax.jit(rollout)`` and
     ``jax.vmap(rollout, in_axes=(0, None))`` (over seeds) work.
     """
-    if int(num_envs) < 1 or int(num_steps) < 1:
-        raise ValueError(f"num_envs and num_steps must be >= 1, got {num_envs} and {num_steps}")
+    require_positive_int(num_envs, "num_envs")
+    require_positive_int(num_steps, "num_steps")
     stats = EpisodeStats(env)
     return Rollout(
         env=stats,

@@ -55,3 +55,12 @@ def test_require_positive_int_accepts_counts_and_optional_none():
     assert require_positive_int(None, "n", allow_none=True) is None
     with pytest.raises(ValueError, match="null or an integer >= 1, got 0"):
         require_positive_int(0, "n", allow_none=True)
+
+
+def test_require_positive_int_takes_numpy_integers_as_ints():
+    import numpy as np
+
+    out = require_positive_int(np.int64(3), "n")
+    assert out == 3 and type(out) is int
+    with pytest.raises(ValueError):
+        require_positive_int(2.0, "n")

@@ -47,6 +47,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from alem.core import MultiAgentEnv
+from alem.errors import require_positive_int
 from alem.interop._common import Session, require, strong_types, to_gymnasium_space
 
 require("gymnasium", "gymnasium>=1.0")
@@ -198,9 +199,7 @@ class AlemVectorEnv(VectorEnv):
         **kwargs: Any,
     ):
         self.env = _one_agent_env(env, kwargs)
-        self.num_envs = int(num_envs)
-        if self.num_envs < 1:
-            raise ValueError(f"num_envs must be >= 1, got {num_envs}")
+        self.num_envs = require_positive_int(num_envs, "num_envs")
         self.params = self.env.default_params if params is None else params
         if params is not None:
             self.env.check_params(params)
