@@ -1,0 +1,158 @@
+"""The Hydra app ``python -m alem.evaluate`` (``configs/evaluate.yaml``): :func:`run` and :func:`main`.
+
+``env=<registered id>`` is shorthand for ``env.id=<id>``; ``env=<name>`` picks
+``configs/env/<name>.yaml`` as in ``alem.train``. ``resume=<run dir>`` finishes that run with its
+saved config; the overrides a resume may change are ``episodes``, ``num_envs`` and the LLM
+transport settings (:data:`RESUME_FREE`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from alem.arena.evaluation import CLI, evaluate
+from alem.arena.players import build_players
+from alem.arena.table import format_table
+from alem.cli import hydra_app, hydra_overrides, hydra_run_dir, make_env, override_key, plain
+from alem.errors import ConfigError
+from alem.rundir import read_run_config
+from alem.text.backends import redact_url
+
+__all__ = ["RESUME_FREE", "run", "main"]
+
+#: Player settings that only affect transport, not play; they may change on resume.
+RESUME_FREE = frozenset(
+    [
+        "base_url",
+        "api_key_env",
+        "timeout_s",
+        "max_retries",
+        "backoff_s",
+        "backoff_cap_s",
+        "max_reply_bytes",
+        "max_consecutive_failures",
+        "max_failure_rate",
+        "min_decisions",
+        "max_concurrency",
+        "cache",
+        "cache_mode",
+        "threads",
+        "parallel",
+        "price_in_per_mtok",
+        "price_out_per_mtok",
+    ]
+)
+
+
+def run(cfg: DictConfig, output_dir: str | Path, overrides: list[str] | None = None) -> dict[str, Any]:
+    """Evaluate as ``cfg`` says; return the results.
+
+    Everything is checked (config, players, LLM endpoints) before the run directory is
+    written; a new run refuses a directory that holds anything. ``cfg.resume=<run dir>``
+    finishes that run with its saved config; ``overrides`` (the command line's
+    ``key=value`` list) may raise ``episodes``, change ``num_envs`` or the LLM transport
+    settings (:data:`RESUME_FREE`); one that would change play is refused, by name.
+    """
+    resume = cfg.get("resume")
+    run_dir = Path(resume if resume else output_dir).resolve()
+    if resume:
+        cfg = _resumed_config(cfg, run_dir, overrides or [])
+    current = OmegaConf.to_container(cfg, resolve=True)
+    env = make_env(cfg.env)
+    player_kwargs = current.get("player_kwargs") or {}
+    players = build_players(env, list(cfg.players), player_kwargs)
+    labels = [p.label for p in players]
+    current["players_resolved"] = labels
+    current["output_dir"] = str(run_dir)
+    try:
+        results = evaluate(
+            env,
+            players,
+            episodes=cfg.episodes,
+            num_envs=cfg.num_envs,
+            seed=cfg.seed,
+            max_steps=cfg.get("max_steps"),
+            run_dir=run_dir,
+            labels=labels,
+            config=_redacted(current),
+            resume=bool(resume),
+        )
+    finally:
+        for p in players:
+            p.close()
+    return results
+
+
+def _redacted(tree: Any) -> Any:
+    """A config tree with the secrets of every ``base_url`` removed (see :func:`redact_url`)."""
+    if isinstance(tree, dict):
+        return {
+            k: redact_url(v) if k == "base_url" and isinstance(v, str) else _redacted(v)
+            for k, v in tree.items()
+        }
+    if isinstance(tree, list):
+        return [_redacted(v) for v in tree]
+    return tree
+
+
+def _resumed_config(cfg: DictConfig, run_dir: Path, overrides: list[str]) -> DictConfig:
+    """The saved config of the run in ``run_dir`` with the overrides a resume may apply."""
+    saved = read_run_config(run_dir, cli=CLI, required=("players", "env"))
+    refused = []
+    for override in overrides:
+        key = override_key(override)
+        if key is None or key == "resume":
+            continue
+        if key == "output_dir":
+            new = cfg.get("output_dir")
+            if new is not None and Path(new).resolve() != run_dir:
+                refused.append(f"output_dir={new} (a resumed run writes into its own directory)")
+            continue
+        parts = key.split(".")
+        # The llm group is what player_kwargs.llm holds; the run saved it resolved.
+        target = ["player_kwargs", *parts] if parts[0] == "llm" else parts
+        new, was = plain(OmegaConf.select(cfg, key)), plain(OmegaConf.select(saved, ".".join(target)))
+        if new == was:
+            continue
+        free = parts[0] in ("episodes", "num_envs") or (
+            len(target) == 3 and target[0] == "player_kwargs" and target[2] in RESUME_FREE
+        )
+        if not free:
+            refused.append(f"{key}={new!r} (the run has {was!r})")
+            continue
+        OmegaConf.update(saved, ".".join(target), new, force_add=True)
+        if parts[0] == "llm":
+            OmegaConf.update(saved, key, new, force_add=True)
+    if refused:
+        raise ConfigError(
+            f"resume={run_dir} finishes the run as it was set up; these overrides would change its play: "
+            + "; ".join(refused)
+            + f". A resume may raise episodes, change num_envs and LLM transport settings ({', '.join(sorted(RESUME_FREE))}); "
+            "start a new run for anything else"
+        )
+    hidden = [
+        f"player_kwargs.{name}.base_url"
+        for name, kw in (plain(saved.get("player_kwargs")) or {}).items()
+        if isinstance(kw, dict) and "***" in str(kw.get("base_url") or "")
+    ]
+    if hidden:
+        raise ConfigError(
+            f"resume={run_dir}: the run's {hidden[0]} held credentials, which are never saved; "
+            f"give it again (e.g. llm.base_url=...) to resume"
+        )
+    saved.resume = str(run_dir)
+    return saved
+
+
+def _app(cfg: DictConfig) -> None:
+    """The app's body: run, then print the table and where the results are."""
+    results = run(cfg, cfg.get("output_dir") or hydra_run_dir(), hydra_overrides())
+    print(format_table(results), flush=True)
+    out = results["config"]["output_dir"]
+    print(f"Results written to {Path(out) / 'results.json'}", flush=True)
+
+
+main = hydra_app(CLI, "evaluate", _app)

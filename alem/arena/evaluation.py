@@ -1,0 +1,111 @@
+"""One evaluation run in a run directory (:func:`evaluate`): checks, resume, play, results files."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from omegaconf import OmegaConf
+
+from alem.arena.loop import play
+from alem.arena.players import label_of
+from alem.arena.record import EPISODES_FILE, TRANSCRIPTS_FILE, EpisodeRecord, Match, read_episodes
+from alem.arena.stats import summarize_run
+from alem.arena.table import write_results
+from alem.core import MultiAgentEnv
+from alem.errors import AlemError, EvaluationStopped
+from alem.policies import Policy
+from alem.rundir import JsonlWriter, claim, foreign_entries, rewrite_jsonl, write_atomic
+
+__all__ = ["evaluate"]
+
+#: How the command is named in messages (the run dir's owner, the resume hint).
+CLI = "alem.evaluate"
+
+
+def evaluate(
+    env: MultiAgentEnv,
+    players: Sequence[Policy],
+    *,
+    episodes: int,
+    num_envs: int = 8,
+    seed: int = 0,
+    max_steps: int | None = None,
+    params: Any = None,
+    run_dir: str | Path,
+    labels: Sequence[str] | None = None,
+    config: dict | None = None,
+    resume: bool = False,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Play ``episodes`` episodes with ``players[i]`` in seat ``i``; write and return the results.
+
+    A new run (``resume=False``) needs a ``run_dir`` that holds nothing yet
+    (:func:`alem.rundir.claim`); ``resume=True`` keeps the episodes already in
+    ``run_dir/episodes.jsonl`` and plays the rest. Players are started (LLM health
+    checks) before anything is written; ``config`` is saved as ``config.yaml``.
+    Returns the dict written to ``results.json`` (see :func:`~alem.arena.stats.summarize_run`).
+    """
+    match = Match(env, players, episodes, num_envs=num_envs, seed=seed, max_steps=max_steps, params=params)
+    players = match.players
+    labels = list(labels) if labels is not None else [label_of(p) for p in players]
+    run_dir = Path(run_dir).resolve()
+    if not resume and foreign_entries(run_dir):
+        claim(run_dir, cli=CLI)  # raises, naming what is there
+
+    # Resume: keep finished episodes (read only until every check has passed).
+    done_eps = set(read_episodes(run_dir / EPISODES_FILE))
+    todo = [e for e in range(episodes) if e not in done_eps]
+    if progress:
+        skipped = f", {len(done_eps)} already done" if done_eps else ""
+        print(
+            f"{CLI}: env={env.id} players={labels} episodes={episodes}{skipped} num_envs={num_envs}",
+            flush=True,
+        )
+
+    t_start = time.perf_counter()
+    begun: list[Policy] = []
+    ep_log = transcript = None
+    try:
+        if todo:  # nothing to play: no servers to start or check
+            for i, p in enumerate(players):
+                p.begin(env, match.params, i)  # health checks: a dead endpoint fails before any write
+                begun.append(p)
+        run_dir = run_dir if resume else claim(run_dir, cli=CLI)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        if config is not None:
+            write_atomic(run_dir / "config.yaml", OmegaConf.to_yaml(OmegaConf.create(config)))
+        # Drop a torn line and the transcripts of unfinished episodes (they are replayed).
+        rewrite_jsonl(run_dir / EPISODES_FILE, lambda r: r.get("type") == EpisodeRecord.TYPE)
+        rewrite_jsonl(run_dir / TRANSCRIPTS_FILE, lambda r: int(r.get("episode", -1)) in done_eps)
+        ep_log = JsonlWriter(run_dir / EPISODES_FILE)
+        transcript = JsonlWriter(run_dir / TRANSCRIPTS_FILE)
+        for p in players:
+            if hasattr(p, "transcript"):
+                p.transcript = transcript
+        try:
+            for record in play(match, todo, progress=progress):
+                ep_log.write(record.to_json())
+        except AlemError as e:
+            raise EvaluationStopped(
+                f"{e} [{ep_log.count + len(done_eps)} of {episodes} episodes are finished and kept in "
+                f"{run_dir}; continue with `python -m {CLI} resume={run_dir}`]"
+            ) from e
+    finally:
+        for p in begun:
+            p.close()
+        for f in (ep_log, transcript):
+            if f is not None:
+                f.close()
+    wall = time.perf_counter() - t_start
+
+    results = summarize_run(run_dir, env=env, labels=labels, episodes=episodes)
+    results["wall_time_s"] = wall
+    results["players_info"] = [
+        p.describe() if hasattr(p, "describe") else {"player": labels[i]} for i, p in enumerate(players)
+    ]
+    results["config"] = config
+    write_results(run_dir, results)
+    return results

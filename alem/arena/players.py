@@ -1,0 +1,70 @@
+"""Players at the table: specs (``random``, ``llm:<model>``, ``checkpoint:<run dir>``) to policies, by seat.
+
+A *seating* is one :class:`~alem.policies.Policy` per seat of an env, in seat order;
+:func:`build_players` makes one from specs and :func:`seating` checks one given as objects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from alem.core import MultiAgentEnv
+from alem.errors import ConfigError
+from alem.policies import Policy, make_policy
+
+__all__ = ["parse_spec", "build_players", "seating", "label_of"]
+
+
+def parse_spec(spec: str) -> tuple[str, str | None]:
+    """``"name"`` or ``"name:ARG"`` -> ``(name, ARG or None)``."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ConfigError(
+            f"a player spec must be a non-empty string like 'random' or 'llm:<model>', got {spec!r}"
+        )
+    name, _, arg = spec.strip().partition(":")
+    return name, (arg or None)
+
+
+def build_players(
+    env: MultiAgentEnv, specs: Sequence[str], player_kwargs: dict[str, dict] | None = None
+) -> list[Policy]:
+    """One policy per seat from player specs (one spec fills every seat).
+
+    ``player_kwargs[name]`` are extra constructor keywords of player ``name``; the ``ARG`` of
+    ``name:ARG`` is passed as ``spec=ARG``. Each policy's ``label`` is its spec (the table's name).
+    """
+    specs = list(specs)
+    n = env.num_agents
+    if len(specs) == 1:
+        specs = specs * n
+    if len(specs) != n:
+        raise ConfigError(
+            f"{env.id} has {n} seats {list(env.agents)}; give one player spec per seat or one for all, "
+            f"got {len(specs)}: {specs}"
+        )
+    players = []
+    for spec in specs:
+        name, arg = parse_spec(spec)
+        kwargs = dict((player_kwargs or {}).get(name) or {})
+        if arg is not None:
+            kwargs["spec"] = arg
+        try:
+            policy = make_policy(name, env, **kwargs)
+        except TypeError as e:
+            raise ConfigError(f"player {spec!r}: {e}") from None
+        policy.label = spec  # how the seat is shown in the table
+        players.append(policy)
+    return players
+
+
+def seating(env: MultiAgentEnv, players: Sequence[Policy]) -> tuple[Policy, ...]:
+    """``players`` as the seating of ``env`` (``players[i]`` in seat ``i``); refuses a wrong count."""
+    players = tuple(players)
+    if len(players) != env.num_agents:
+        raise ConfigError(f"{env.id} needs {env.num_agents} players, got {len(players)}")
+    return players
+
+
+def label_of(policy: Policy) -> str:
+    """How a seat's player is named in the results: its ``label`` (the spec), else its ``name``."""
+    return getattr(policy, "label", policy.name)

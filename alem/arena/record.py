@@ -1,0 +1,140 @@
+"""The arena's typed records: a :class:`Match` (what to play) and an :class:`EpisodeRecord`
+(one finished episode: a line of ``episodes.jsonl``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from alem.arena.players import seating
+from alem.core import MultiAgentEnv
+from alem.errors import ConfigError, require_positive_int
+from alem.policies import Policy
+from alem.rundir import read_jsonl
+
+__all__ = ["EPISODES_FILE", "TRANSCRIPTS_FILE", "Match", "EpisodeRecord", "read_episodes"]
+
+#: One flushed line per finished episode (:class:`EpisodeRecord`).
+EPISODES_FILE = "episodes.jsonl"
+#: One flushed line per LLM decision (written by :class:`alem.text.policy.LLMPolicy`).
+TRANSCRIPTS_FILE = "transcripts.jsonl"
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Match:
+    """What the loop plays: episodes ``0..episodes-1`` of ``env`` with ``players[i]`` in seat ``i``.
+
+    Checked on construction (:class:`~alem.errors.ConfigError` naming the value): one player
+    per seat, ``episodes`` and ``num_envs`` integers >= 1, ``max_steps`` None or an integer
+    >= 1, a discrete-action env. ``params=None`` means ``env.default_params``.
+
+    Attributes:
+        env: the env.
+        players: the seating, one policy per seat (a tuple).
+        episodes: how many episodes the match has.
+        num_envs: envs stepped in lock-step.
+        seed: episode ``e`` is dealt from ``(seed, e)`` alone.
+        max_steps: cut episodes after this many env steps (None: the env's own horizon).
+        params: the env params.
+    """
+
+    env: MultiAgentEnv
+    players: tuple[Policy, ...]
+    episodes: int
+    num_envs: int = 8
+    seed: int = 0
+    max_steps: int | None = None
+    params: Any = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "players", seating(self.env, self.players))
+        require_positive_int(self.episodes, "episodes", error=ConfigError)
+        require_positive_int(self.num_envs, "num_envs", error=ConfigError)
+        require_positive_int(self.max_steps, "max_steps", error=ConfigError, allow_none=True)
+        if self.env.continuous_actions:
+            raise ConfigError(
+                f"{self.env.id} has continuous actions; the evaluator plays discrete-action envs"
+            )
+        if self.params is None:
+            object.__setattr__(self, "params", self.env.default_params)
+
+    @property
+    def host_seats(self) -> list[int]:
+        """Seats whose player runs on the host (e.g. LLMs), in seat order."""
+        return [i for i, p in enumerate(self.players) if p.host]
+
+    @property
+    def device_seats(self) -> list[int]:
+        """Seats whose player is traced into the jitted step, in seat order."""
+        return [i for i, p in enumerate(self.players) if not p.host]
+
+
+@dataclasses.dataclass(frozen=True)
+class EpisodeRecord:
+    """One finished episode; per-seat values are tuples in seat order.
+
+    Attributes:
+        episode: the episode's index.
+        returns: each seat's undiscounted return.
+        length: env steps played.
+        terminated: the env ended the episode.
+        truncated: the env's own time limit ended it.
+        decisions: how often each seat acted.
+        env_illegal: how many of each seat's moves the env flagged illegal.
+    """
+
+    TYPE: ClassVar[str] = "episode"
+
+    episode: int
+    returns: tuple[float, ...]
+    length: int
+    terminated: bool
+    truncated: bool
+    decisions: tuple[int, ...]
+    env_illegal: tuple[int, ...]
+
+    @property
+    def cut(self) -> bool:
+        """Neither terminated nor truncated: ended by the match's ``max_steps``."""
+        return not self.terminated and not self.truncated
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``episodes.jsonl`` line (``type: episode``; ``cut`` is written out for readers)."""
+        return {
+            "type": self.TYPE,
+            "episode": self.episode,
+            "returns": list(self.returns),
+            "length": self.length,
+            "terminated": self.terminated,
+            "truncated": self.truncated,
+            "cut": self.cut,
+            "decisions": list(self.decisions),
+            "env_illegal": list(self.env_illegal),
+        }
+
+    @classmethod
+    def from_json(cls, line: Mapping[str, Any]) -> EpisodeRecord:
+        """The record of an ``episodes.jsonl`` line written by :meth:`to_json`."""
+        return cls(
+            episode=int(line["episode"]),
+            returns=tuple(float(x) for x in line["returns"]),
+            length=int(line["length"]),
+            terminated=bool(line["terminated"]),
+            truncated=bool(line["truncated"]),
+            decisions=tuple(int(x) for x in line["decisions"]),
+            env_illegal=tuple(int(x) for x in line["env_illegal"]),
+        )
+
+
+def read_episodes(path: str | Path, *, below: int | None = None) -> dict[int, EpisodeRecord]:
+    """The episodes recorded in ``path`` (an ``episodes.jsonl``), by index; the first line of an
+    episode counts. ``below``: only episodes with a smaller index. Other lines are skipped."""
+    out: dict[int, EpisodeRecord] = {}
+    for line in read_jsonl(path):
+        if line.get("type") != EpisodeRecord.TYPE or (below is not None and line["episode"] >= below):
+            continue
+        if int(line["episode"]) not in out:
+            out[int(line["episode"])] = EpisodeRecord.from_json(line)
+    return out

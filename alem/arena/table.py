@@ -1,0 +1,122 @@
+"""The results of a run as files and text: ``results.json``, ``results.csv`` (:data:`CSV_COLUMNS`)
+and the plain-text table (:func:`format_table`)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from alem.arena.stats import HIGH_FALLBACK_RATE
+from alem.rundir import write_atomic
+
+__all__ = ["CSV_COLUMNS", "write_results", "format_table"]
+
+#: The per-seat columns of ``results.csv`` (after ``env_id``), in order.
+CSV_COLUMNS = [
+    "seat",
+    "agent",
+    "player",
+    "episodes",
+    "return_mean",
+    "return_ci95",
+    "win",
+    "draw",
+    "loss",
+    "env_illegal_rate",
+    "invalid_rate",
+    "fallback_rate",
+    "llm_unparseable",
+    "llm_illegal",
+    "llm_api_errors",
+    "llm_retried_errors",
+    "llm_fallbacks",
+    "fallback_warning",
+    "tokens_in_per_decision",
+    "tokens_out_per_decision",
+    "llm_tokens_in",
+    "llm_tokens_out",
+    "latency_mean_s",
+    "latency_p95_s",
+    "cost",
+]
+
+
+def write_results(run_dir: str | Path, results: dict[str, Any]) -> None:
+    """Write ``results`` (from :func:`~alem.arena.stats.summarize_run`) as ``results.json`` and
+    ``results.csv`` in ``run_dir``, each atomically."""
+    run_dir = Path(run_dir)
+    write_atomic(run_dir / "results.json", json.dumps(results, indent=2, default=str) + "\n")
+    buf = io.StringIO(newline="")
+    w = csv.DictWriter(buf, fieldnames=["env_id", *CSV_COLUMNS], extrasaction="ignore")
+    w.writeheader()
+    for row in results["seats"]:
+        w.writerow({"env_id": results["env_id"], **{k: row.get(k) for k in CSV_COLUMNS}})
+    write_atomic(run_dir / "results.csv", buf.getvalue())
+
+
+def _f(x: Any, fmt: str = ".3f") -> str:
+    return "-" if x is None else format(x, fmt)
+
+
+def format_table(results: dict[str, Any]) -> str:
+    """The results as a plain-text table, one row per seat."""
+    head = [
+        "seat",
+        "player",
+        "episodes",
+        "return (95% CI)",
+        "W/D/L",
+        "invalid",
+        "fallback",
+        "tokens in/out",
+        "latency",
+    ]
+    rows = [_table_row(s) for s in results["seats"]]
+    widths = [max(len(str(r[k])) for r in [head, *rows]) for k in range(len(head))]
+    lines = [
+        f"{results['env_id']}: {results['episodes']} episodes"
+        + (
+            f", cost {sum(s.get('cost') or 0 for s in results['seats']):.4f}"
+            if any("cost" in s for s in results["seats"])
+            else ""
+        ),
+        "  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)),
+    ]
+    lines += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    lines.append(
+        "invalid: LLM seats: unparseable or illegal replies / replies; others: env-flagged illegal moves / moves"
+    )
+    if any(s.get("fallback_warning") for s in results["seats"]):
+        lines.append(
+            f"!: more than {HIGH_FALLBACK_RATE:.0%} of this seat's moves were the fallback policy's, not the "
+            "model's (see llm_api_errors, invalid); its results describe the fallback as much as the model"
+        )
+    return "\n".join(lines)
+
+
+def _table_row(s: dict[str, Any]) -> list[str]:
+    """One seat's cells of the table."""
+    ci = s["return_ci95"]
+    ret = _f(s["return_mean"]) + (f" ± {ci:.3f}" if ci is not None else "")
+    wdl = f"{s['win']:.2f}/{s['draw']:.2f}/{s['loss']:.2f}" if "win" in s else "-"
+    tokens = (
+        f"{s['tokens_in_per_decision']:.0f}/{s['tokens_out_per_decision']:.1f}"
+        if s.get("tokens_in_per_decision") is not None
+        else "-"
+    )
+    latency = f"{s['latency_mean_s']:.2f}s" if s.get("latency_mean_s") is not None else "-"
+    invalid = _f(s.get("invalid_rate"), ".1%") if "invalid_rate" in s else _f(s["env_illegal_rate"], ".1%")
+    return [
+        f"{s['seat']} {s['agent']}",
+        s["player"],
+        str(s["episodes"]),
+        ret,
+        wdl,
+        invalid,
+        _f(s.get("fallback_rate"), ".1%") + (" !" if s.get("fallback_warning") else ""),
+        tokens,
+        latency,
+    ]
