@@ -14,7 +14,8 @@ import logging
 import math
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,6 +31,7 @@ __all__ = [
     "hydra_run_dir",
     "hydra_overrides",
     "env_shorthand",
+    "resume_keys",
 ]
 
 #: ``env=<name>-vN`` on the command line: a registered id rather than a ``configs/env`` file.
@@ -142,3 +144,25 @@ def hydra_overrides() -> list[str]:
     from hydra.core.hydra_config import HydraConfig
 
     return list(HydraConfig.get().overrides.task)
+
+
+def resume_keys(
+    cfg: Any, run_dir: Path, overrides: Iterable[str], ignore: Iterable[str] = ("resume",)
+) -> tuple[list[str], list[str]]:
+    """The dotted keys of a resume's command-line ``overrides`` that the CLI must judge, and the
+    refusals known already: an ``output_dir`` naming another directory than ``run_dir``.
+
+    Hydra's own settings and the keys in ``ignore`` are left out.
+    """
+    keys, refused = [], []
+    for override in overrides:
+        key = override_key(override)
+        if key is None or key in ignore:
+            continue
+        if key == "output_dir":
+            new = cfg.get("output_dir")
+            if new is not None and Path(new).resolve() != Path(run_dir).resolve():
+                refused.append(f"output_dir={new} (a resumed run writes into its own directory)")
+            continue
+        keys.append(key)
+    return keys, refused

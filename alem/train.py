@@ -33,7 +33,7 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 import alem
-from alem.cli import hydra_app, hydra_overrides, hydra_run_dir, jsonable, make_env, override_key, plain
+from alem.cli import hydra_app, hydra_overrides, hydra_run_dir, jsonable, make_env, plain, resume_keys
 from alem.errors import ConfigError, TrainingInterrupted, require_positive_int
 from alem.rundir import claim, read_run_config, write_atomic
 from alem.training import (
@@ -359,16 +359,8 @@ def _resumed_config(cfg: DictConfig, overrides: list[str]) -> tuple[DictConfig, 
     old = read_run_config(run_dir, cli="alem.train", required=("algo", "env"))
     if not isinstance(old.get("algo"), DictConfig):
         raise ConfigError(f"resume={run_dir}: its config.yaml is not an alem.train config")
-    refused = []
-    for override in overrides:
-        key = override_key(override)
-        if key is None or key in ("resume", "stop_after_chunks"):
-            continue
-        if key == "output_dir":
-            new = cfg.get("output_dir")
-            if new is not None and Path(new).resolve() != run_dir:
-                refused.append(f"output_dir={new} (a resumed run writes into its own directory)")
-            continue
+    keys, refused = resume_keys(cfg, run_dir, overrides, ignore=("resume", "stop_after_chunks"))
+    for key in keys:
         new = OmegaConf.select(cfg, key, default=None)
         was = OmegaConf.select(old, key, default=None)
         if plain(new) == plain(was):

@@ -59,3 +59,16 @@ def test_override_key_strips_prefixes_and_skips_hydra_settings():
     assert override_key("+algo.lr=3e-4") == "algo.lr"
     assert override_key("~wandb.tags") == "wandb.tags"
     assert override_key("hydra.run.dir=x") is None
+
+
+def test_resume_keys_refuses_another_output_dir_and_skips_ignored_keys(tmp_path):
+    from alem.cli import resume_keys
+
+    cfg = OmegaConf.create({"output_dir": str(tmp_path / "elsewhere"), "seed": 3})
+    keys, refused = resume_keys(
+        cfg, tmp_path, ["seed=3", "resume=x", "hydra.run.dir=y", "output_dir=z", "+wandb.tags=[a]"]
+    )
+    assert keys == ["seed", "wandb.tags"]
+    assert len(refused) == 1 and "writes into its own directory" in refused[0]
+    same = OmegaConf.create({"output_dir": str(tmp_path)})
+    assert resume_keys(same, tmp_path, ["output_dir=."], ignore=()) == ([], [])

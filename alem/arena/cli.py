@@ -16,7 +16,7 @@ from omegaconf import DictConfig, OmegaConf
 from alem.arena.evaluation import CLI, evaluate
 from alem.arena.players import build_players
 from alem.arena.table import format_table
-from alem.cli import hydra_app, hydra_overrides, hydra_run_dir, make_env, override_key, plain
+from alem.cli import hydra_app, hydra_overrides, hydra_run_dir, make_env, plain, resume_keys
 from alem.errors import ConfigError
 from alem.rundir import read_run_config
 from alem.text.backends import redact_url
@@ -101,16 +101,8 @@ def _redacted(tree: Any) -> Any:
 def _resumed_config(cfg: DictConfig, run_dir: Path, overrides: list[str]) -> DictConfig:
     """The saved config of the run in ``run_dir`` with the overrides a resume may apply."""
     saved = read_run_config(run_dir, cli=CLI, required=("players", "env"))
-    refused = []
-    for override in overrides:
-        key = override_key(override)
-        if key is None or key == "resume":
-            continue
-        if key == "output_dir":
-            new = cfg.get("output_dir")
-            if new is not None and Path(new).resolve() != run_dir:
-                refused.append(f"output_dir={new} (a resumed run writes into its own directory)")
-            continue
+    keys, refused = resume_keys(cfg, run_dir, overrides)
+    for key in keys:
         parts = key.split(".")
         # The llm group is what player_kwargs.llm holds; the run saved it resolved.
         target = ["player_kwargs", *parts] if parts[0] == "llm" else parts
