@@ -17,6 +17,7 @@ from alem.errors import (
     UnknownEnvError,
 )
 from alem.registry import EnvSpec, make, register, registry
+from alem.text_hooks import TextHooks
 
 __version__ = "0.1.0"
 
@@ -28,6 +29,7 @@ __all__ = [
     "EnvParams",
     "EnvSpec",
     "MultiAgentEnv",
+    "TextHooks",
     "TimeStep",
     "UnknownEnvError",
     "make",

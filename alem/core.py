@@ -9,7 +9,6 @@ env shares.
 
 from __future__ import annotations
 
-import re
 from typing import Any, ClassVar, Generic, TypeVar
 
 import jax
@@ -20,6 +19,7 @@ from jaxtyping import Array, Bool, Float, PRNGKeyArray
 
 from alem import spaces
 from alem.errors import ActionError, EnvArgumentError
+from alem.text_hooks import TEXT_HOOKS
 
 __all__ = ["TimeStep", "MultiAgentEnv", "EnvParams"]
 
@@ -59,10 +59,6 @@ class TimeStep:
         return jnp.logical_or(self.terminated, self.truncated)
 
 
-def _words(text: str) -> str:
-    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
-
-
 class MultiAgentEnv(Generic[TState, TParams]):
     """Base class of every alem environment.
 
@@ -75,6 +71,20 @@ class MultiAgentEnv(Generic[TState, TParams]):
     legal action and sets ``info["illegal_action"][i]``. Actions of agents that
     are not acting are ignored. Wrong shapes or dtypes raise :class:`ActionError`
     at trace time.
+
+    Extension points for illegal-action handling (both run inside :meth:`step`):
+
+    - :meth:`sanitize_actions` turns the actions into legal ones and flags the
+      acting agents whose action was illegal (override to change the substitute,
+      e.g. a no-op instead of the first legal action);
+    - :meth:`apply_illegal_policy` adjusts the state and time step after
+      :meth:`step_env` for modes other than ``"replace"`` (list them in
+      :attr:`illegal_action_modes`; e.g. ``"lose"`` ends a game as a loss).
+
+    Text support (rules, text rendering, action names and a parser, for language
+    agents) is the optional mixin :class:`~alem.text_hooks.TextHooks`:
+    ``class MyGame(TextHooks, MultiAgentEnv)``. Without it ``supports_text`` is
+    False and the text hooks raise ``AttributeError`` saying so.
     """
 
     #: Modes of ``illegal_action`` this env supports; ``"replace"`` works everywhere.
@@ -98,6 +108,10 @@ class MultiAgentEnv(Generic[TState, TParams]):
     #: Version of the dynamics; a change of dynamics bumps it (and the registry id).
     version: ClassVar[int] = 0
 
+    #: Registry id (``"name-vN"``) once made by :func:`alem.make`, else the class name.
+    id: str
+    #: The chosen mode of illegal-action handling (one of ``illegal_action_modes``).
+    illegal_action: str
     agents: tuple[str, ...]
     #: Role (type) id per agent, for role-based learners; indexes ``role_names``.
     agent_roles: np.ndarray
@@ -204,52 +218,13 @@ class MultiAgentEnv(Generic[TState, TParams]):
         params = self._check_params(params)
         self._check_key(key, "step")
         actions = self._check_actions(actions)
-        actions, illegal = self._sanitize_actions(state, actions, params)
+        actions, illegal = self.sanitize_actions(state, actions, params)
         state, ts = self.step_env(key, state, actions, params)
-        state, ts = self._apply_illegal_policy(state, ts, illegal, params)
+        state, ts = self.apply_illegal_policy(state, ts, illegal, params)
         info = {"illegal_action": illegal, **ts.info}
         return state, ts.replace(info=info)
 
-    # ------------------------------------------------------------------ text hooks
-    def rules_text(self, params: TParams | None = None, agent: int = 0) -> str:
-        raise NotImplementedError(f"{self.id} has no text support")
-
-    def render_text(self, state: TState, agent: int | None = None, params: TParams | None = None) -> str:
-        raise NotImplementedError(f"{self.id} has no text rendering")
-
-    def action_names(self, agent: int = 0) -> list[str]:
-        raise NotImplementedError(f"{self.id} has no action names")
-
-    def action_aliases(self, agent: int = 0) -> dict[str, int]:
-        """Extra accepted spellings (lower case) for :meth:`parse_action`."""
-        return {}
-
-    def legal_action_names(self, state: TState, agent: int, params: TParams | None = None) -> list[str]:
-        """Names of ``agent``'s legal actions in one (unbatched) ``state``; host-side."""
-        params = self.default_params if params is None else params
-        mask = np.asarray(self.action_mask(state, params))[agent]
-        names = self.action_names(agent)
-        return [n for j, n in enumerate(names) if mask[j]]
-
-    def parse_action(self, text: str, agent: int = 0) -> int | None:
-        """Action index named in free ``text``, or None when it names none or several.
-
-        Accepts an action name or alias (case and punctuation ignored), the name
-        inside a sentence when exactly one name occurs, and a bare index.
-        """
-        names = self.action_names(agent)
-        table = {_words(n): j for j, n in enumerate(names)}
-        table.update({_words(k): v for k, v in self.action_aliases(agent).items()})
-        said = _words(text)
-        if said in table:
-            return table[said]
-        if re.fullmatch(r"(action )?\d+", said):
-            j = int(said.split()[-1])
-            return j if 0 <= j < len(names) else None
-        padded = f" {said} "
-        hits = {v for k, v in table.items() if k and f" {k} " in padded}
-        return hits.pop() if len(hits) == 1 else None
-
+    # ------------------------------------------------------------------ rendering
     def render_rgb(self, state: TState, params: TParams | None = None) -> np.ndarray:
         raise NotImplementedError(f"{self.id} has no RGB rendering")
 
@@ -402,9 +377,15 @@ class MultiAgentEnv(Generic[TState, TParams]):
             f"[{info.min}, {info.max}]; it would wrap around to another action"
         )
 
-    def _sanitize_actions(
+    def sanitize_actions(
         self, state: TState, actions: jax.Array, params: TParams
     ) -> tuple[jax.Array, jax.Array]:
+        """Extension point: ``(legal_actions, illegal)`` for checked ``[N]`` (or ``[N, d]``) actions.
+
+        ``illegal`` is bool ``[N]``, True for acting agents whose action was illegal. The
+        default replaces an illegal discrete action by the agent's first legal one and clips
+        continuous actions into the action space (NaN counts as illegal). Runs traced.
+        """
         acting = self.acting(state, params)
         if self.continuous_actions:
             space = self.action_space()
@@ -421,11 +402,25 @@ class MultiAgentEnv(Generic[TState, TParams]):
         first_legal = jnp.argmax(mask, axis=1).astype(actions.dtype)
         return jnp.where(legal, actions, first_legal), acting & ~legal
 
-    def _apply_illegal_policy(
+    def apply_illegal_policy(
         self, state: TState, ts: TimeStep, illegal: jax.Array, params: TParams
     ) -> tuple[TState, TimeStep]:
-        """Hook for modes other than ``"replace"`` (e.g. a game ending in a loss)."""
+        """Extension point: ``(state, ts)`` after :meth:`step_env`, given the ``illegal`` flags.
+
+        For ``illegal_action`` modes other than ``"replace"`` (e.g. a game ending in a loss);
+        the default returns both unchanged. Runs traced.
+        """
         return state, ts
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached when normal lookup fails: name a missing text hook clearly.
+        if name in TEXT_HOOKS:
+            who = self.__dict__.get("id", type(self).__name__)
+            raise AttributeError(
+                f"{who} has no text support (supports_text is False), so it has no {name}(); "
+                "text-capable envs inherit alem.TextHooks"
+            )
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} id={self.id!r} agents={self.num_agents}>"
@@ -440,4 +435,3 @@ def _host_value(x: Any) -> np.ndarray | None:
     except (TypeError, ValueError):
         return None
     return value if value.dtype.kind in "biuf" else None
-

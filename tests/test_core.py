@@ -159,3 +159,24 @@ def test_parse_action_variants(env):
     assert env.parse_action("7") is None
     assert env.parse_action("rock or paper") is None, "ambiguous replies are not guessed"
     assert env.parse_action("") is None
+
+
+def test_illegal_action_hooks_are_public_extension_points():
+    """``step`` calls the public ``sanitize_actions`` and ``apply_illegal_policy`` of a subclass."""
+    from alem.envs.games.matrix import MatrixGame
+
+    class LastLegal(MatrixGame):
+        def sanitize_actions(self, state, actions, params):
+            safe, illegal = super().sanitize_actions(state, actions, params)
+            return jnp.where(illegal, 2, safe), illegal  # scissors instead of rock
+
+        def apply_illegal_policy(self, state, ts, illegal, params):
+            return state, ts.replace(reward=jnp.where(illegal, -10.0, ts.reward))
+
+    game = LastLegal(game="rock_paper_scissors")
+    state, _ = game.reset(jax.random.key(0))
+    _, ts = game.step(jax.random.key(1), state, jnp.array([99, 1], jnp.int32))
+    assert ts.info["illegal_action"].tolist() == [True, False]
+    assert ts.reward.tolist() == [-10.0, -1.0]  # scissors beat paper, then the penalty
+    assert "sanitize_actions" in (alem.MultiAgentEnv.__doc__ or "")
+    assert "apply_illegal_policy" in (alem.MultiAgentEnv.__doc__ or "")

@@ -28,7 +28,7 @@ def test_rollout_frames_shapes_and_motion(env):
 
 
 def test_rollout_frames_uses_the_policy_and_resets_after_episodes():
-    env = alem.make(ENV_ID, max_cycles=3)
+    env = alem.make(ENV_ID, max_steps=3)
     calls = []
 
     def still(key, ts):
@@ -79,4 +79,4 @@ def test_render_gif_one_call(tmp_path):
         assert im.size == (256, 256)
         assert 2 <= im.n_frames <= 5  # Pillow may merge identical consecutive frames
     with pytest.raises(alem.EnvArgumentError, match="env id"):
-        render_gif(alem.make(ENV_ID), tmp_path / "y.gif", num_steps=1, max_cycles=3)
+        render_gif(alem.make(ENV_ID), tmp_path / "y.gif", num_steps=1, max_steps=3)

@@ -2,7 +2,7 @@
 
 Structured output first (a JSON object ``{"action": "<name>"}``, which servers
 that support ``response_format`` are forced to produce), then the env's own
-tolerant parser (:meth:`MultiAgentEnv.parse_action`) on the whole reply, then
+tolerant parser (:meth:`~alem.text_hooks.TextHooks.parse_action`) on the whole reply, then
 on an ``answer: X``-style line and on the last line. Every reply is classified
 as ``ok``, ``unparseable`` (names no action, or several) or ``illegal`` (names
 an action that is not legal now).

@@ -36,7 +36,7 @@ def make_references(h: Any) -> list:
                 field_size=(env.rows, env.cols),
                 max_num_food=env.num_food,
                 sight=env.sight,
-                max_episode_steps=int(p.max_episode_steps),
+                max_episode_steps=int(p.max_steps),
                 force_coop=bool(p.force_coop),
                 penalty=float(p.penalty),
             )

@@ -1,1 +1,97 @@
-"""Coordination worlds (MPE, foraging, warehouses, Overcooked); no env has landed yet."""
+"""Coordination worlds: MPE (mpe2's particle worlds, :mod:`~alem.envs.coordination.mpe`) and
+Level-Based Foraging (:mod:`~alem.envs.coordination.lbf`).
+
+:func:`register` adds their registry ids; entry points are strings, so importing this
+package imports no env module.
+"""
+
+from __future__ import annotations
+
+__all__ = ["register"]
+
+_MPE = "alem.envs.coordination.mpe"
+
+# name -> (entry point in _MPE, agents, mpe2 id, description)
+_MPE_SCENARIOS = {
+    "simple": ("navigation:Simple", 1, "simple_v3", "one agent reaches one landmark (debugging)"),
+    "simple_spread": ("navigation:SimpleSpread", 3, "simple_spread_v3", "N agents cover N landmarks"),
+    "simple_reference": (
+        "communication:SimpleReference",
+        2,
+        "simple_reference_v3",
+        "each agent guides the other",
+    ),
+    "simple_speaker_listener": (
+        "communication:SimpleSpeakerListener",
+        2,
+        "simple_speaker_listener_v4",
+        "a speaker names the goal, a listener goes there",
+    ),
+    "simple_crypto": (
+        "communication:SimpleCrypto",
+        3,
+        "simple_crypto_v3",
+        "Alice and Bob share a key, Eve listens",
+    ),
+    "simple_tag": ("adversarial:SimpleTag", 4, "simple_tag_v3", "predators chase prey among obstacles"),
+    "simple_adversary": (
+        "adversarial:SimpleAdversary",
+        3,
+        "simple_adversary_v3",
+        "hide the goal from an adversary",
+    ),
+    "simple_push": (
+        "adversarial:SimplePush",
+        2,
+        "simple_push_v3",
+        "an adversary pushes the agent off its goal",
+    ),
+    "simple_world_comm": (
+        "adversarial:SimpleWorldComm",
+        6,
+        "simple_world_comm_v3",
+        "tag with food, forests and a talking leader",
+    ),
+}
+
+# Level-Based Foraging (lbforaging / EPyMARL LBF); each description names the matching lbforaging id.
+_LBF = (
+    ("lbf-v0", {}, "8x8 grid, 2 agents, 2 food (Foraging-8x8-2p-2f-v3)"),
+    (
+        "lbf_8x8_2p_2f_coop-v0",
+        {"force_coop": True},
+        "8x8, 2 agents, 2 food needing both (Foraging-8x8-2p-2f-coop-v3)",
+    ),
+    (
+        "lbf_2s_10x10_3p_3f-v0",
+        {"grid_size": 10, "num_agents": 3, "num_food": 3, "sight": 2},
+        "10x10, 3 agents, 3 food, sight 2 (Foraging-2s-10x10-3p-3f-v3)",
+    ),
+)
+
+
+def register() -> None:
+    """Register the MPE and LBF ids (family ``"coordination"``)."""
+    from alem.registry import register
+
+    # MPE; continuous actions with continuous_actions=True.
+    for name, (entry, agents, mpe2, desc) in _MPE_SCENARIOS.items():
+        register(
+            f"mpe/{name}-v0",
+            f"{_MPE}.{entry}",
+            family="coordination",
+            num_agents=agents,
+            reference=f"mpe2 {mpe2}",
+            description=desc,
+        )
+    for env_id, kwargs, desc in _LBF:
+        register(
+            env_id,
+            "alem.envs.coordination.lbf:LevelBasedForaging",
+            kwargs=kwargs,
+            family="coordination",
+            num_agents=kwargs.get("num_agents", 2),
+            text=True,
+            reference="lbforaging",
+            description=f"Level-Based Foraging: {desc}",
+        )

@@ -40,8 +40,9 @@ import numpy as np
 from flax import struct
 
 from alem import spaces
-from alem.core import EnvParams, MultiAgentEnv, TimeStep, _words
+from alem.core import EnvParams, MultiAgentEnv, TimeStep
 from alem.policies import Policy, Turn
+from alem.text_hooks import TextHooks, words
 
 __all__ = [
     "BoardState",
@@ -55,6 +56,8 @@ __all__ = [
 ]
 
 MARKS = ("X", "O")
+#: A board cell with no piece; player ``p``'s pieces are ``p + 1`` (its mark ``MARKS[p]``).
+EMPTY = 0
 
 
 def line_table(height: int, width: int, k: int) -> np.ndarray:
@@ -111,7 +114,7 @@ class BoardParams(EnvParams):
     """The board games have no dynamic parameters (the board size is static)."""
 
 
-class BoardGame(MultiAgentEnv[BoardState, BoardParams]):
+class BoardGame(TextHooks, MultiAgentEnv[BoardState, BoardParams]):
     """Base class of the alternating two-player board games; see the module docstring.
 
     Subclasses call ``super().__init__`` with the board shape, the number of
@@ -121,7 +124,6 @@ class BoardGame(MultiAgentEnv[BoardState, BoardParams]):
     """
 
     illegal_action_modes: ClassVar[tuple[str, ...]] = ("replace", "lose")
-    supports_text: ClassVar[bool] = True
     stochastic: ClassVar[bool] = False
     turn_based: ClassVar[bool] = True
     zero_sum: ClassVar[bool] = True
@@ -256,7 +258,7 @@ class BoardGame(MultiAgentEnv[BoardState, BoardParams]):
         )
         return new, self._timestep(new, jnp.where(won, sign, 0.0))
 
-    def _apply_illegal_policy(
+    def apply_illegal_policy(
         self, state: BoardState, ts: TimeStep, illegal: jax.Array, params: BoardParams
     ) -> tuple[BoardState, TimeStep]:
         if self.illegal_action != "lose":
@@ -301,15 +303,15 @@ class BoardGame(MultiAgentEnv[BoardState, BoardParams]):
         return "\n".join([head, *self._grid_text(board), self._status(state, agent)])
 
     def parse_action(self, text: str, agent: int = 0) -> int | None:
-        """The core parser, plus: when several names occur in a sentence, a name that
+        """The :class:`~alem.text_hooks.TextHooks` parser, plus: when several names occur in a sentence, a name that
         overlaps a longer name found there is dropped ("the middle left" -> middle left,
         not the centre as well)."""
         found = super().parse_action(text, agent)
         if found is not None:
             return found
-        table = {_words(n): j for j, n in enumerate(self.action_names(agent))}
-        table.update({_words(k): v for k, v in self.action_aliases(agent).items()})
-        said = f" {_words(text)} "
+        table = {words(n): j for j, n in enumerate(self.action_names(agent))}
+        table.update({words(k): v for k, v in self.action_aliases(agent).items()})
+        said = f" {words(text)} "
         spans = []
         for name, j in table.items():
             if not name:

@@ -38,10 +38,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from alem.core import _words
-from alem.envs.games.board import BoardGame, line_table, lines_through_cells, window_matrix
+from alem.envs.games.board import EMPTY, BoardGame, line_table, lines_through_cells, window_matrix
 from alem.errors import EnvArgumentError
 from alem.policies import Policy, Turn
+from alem.text_hooks import words
 
 __all__ = ["ConnectFour", "MinimaxPlayer", "greedy_player"]
 
@@ -71,7 +71,7 @@ class ConnectFour(BoardGame):
         return (ROWS - 1 - filled) * COLS + col
 
     def legal_moves(self, board: jax.Array) -> jax.Array:
-        return board[:COLS] == 0  # the top cell of the column is free
+        return board[:COLS] == EMPTY  # the top cell of the column is free
 
     # ------------------------------------------------------------------ text
     def action_names(self, agent: int = 0) -> list[str]:
@@ -87,7 +87,7 @@ class ConnectFour(BoardGame):
 
     def parse_action(self, text: str, agent: int = 0) -> int | None:
         """As the base parser, except that a bare number is a column number 1-7."""
-        said = _words(text)
+        said = words(text)
         if re.fullmatch(r"\d+", said):
             n = int(said)
             return n - 1 if 1 <= n <= COLS else None

@@ -65,6 +65,10 @@ _RANKS = ("J", "Q", "K")
 _RANK_NAMES = ("Jack", "Queen", "King")
 _SUITS = ("s", "h")
 _SUIT_NAMES = ("spades", "hearts")
+#: The betting rounds (state.round): before and after the public card is shown.
+FIRST_ROUND, LAST_ROUND = 0, 1
+#: Chips per raise in each round.
+_RAISE_SIZE = (2, 4)
 _MAX_RAISES = 2
 _SLOTS = 4  # moves per round at most: check, raise, raise, call
 
@@ -112,7 +116,7 @@ class LeducHoldem(PokerEnv):
     def initial_state(self, cards: jax.Array) -> LeducState:
         return LeducState(
             cards=jnp.asarray(cards, jnp.int32),
-            round=jnp.int32(0),
+            round=jnp.int32(FIRST_ROUND),
             seq=jnp.full((2, _SLOTS), -1, jnp.int32),
             num_moves=jnp.int32(0),
             player=jnp.int32(0),
@@ -128,14 +132,15 @@ class LeducHoldem(PokerEnv):
     def transition(self, state: LeducState, action: jax.Array) -> LeducState:
         me = jnp.arange(2) == state.player
         fold, call, raise_ = action == FOLD, action == CALL, action == RAISE
-        stakes = state.stakes + jnp.where(raise_, jnp.where(state.round == 0, 2, 4), 0)
+        raise_size = jnp.where(state.round == FIRST_ROUND, _RAISE_SIZE[FIRST_ROUND], _RAISE_SIZE[LAST_ROUND])
+        stakes = state.stakes + jnp.where(raise_, raise_size, 0)
         # Calling or raising brings the mover's chips up to the (new) stakes.
         contrib = jnp.where(me & ~fold, stakes, state.contrib)
         num_raises = state.num_raises + raise_
         num_calls = jnp.where(raise_, 0, state.num_calls + call)
         round_over = ~fold & jnp.where(num_raises == 0, num_calls == 2, num_calls == 1)
-        showdown = round_over & (state.round == 1)
-        next_round = round_over & (state.round == 0)
+        showdown = round_over & (state.round == LAST_ROUND)
+        next_round = round_over & (state.round == FIRST_ROUND)
         strength = jax.vmap(hand_strength, (0, None))(state.cards[:2], state.cards[2])
         returns = jnp.where(
             fold,
@@ -143,7 +148,7 @@ class LeducHoldem(PokerEnv):
             jnp.where(showdown, split_pot(contrib, strength == strength.max()), 0.0),
         )
         return state.replace(
-            round=jnp.where(next_round, 1, state.round),
+            round=jnp.where(next_round, LAST_ROUND, state.round),
             seq=state.seq.at[state.round, state.num_moves].set(action.astype(jnp.int32), mode="drop"),
             num_moves=jnp.where(next_round, 0, state.num_moves + 1),
             player=jnp.where(next_round, 0, 1 - state.player).astype(jnp.int32),
@@ -160,7 +165,7 @@ class LeducHoldem(PokerEnv):
         return jnp.stack([facing_bet, jnp.bool_(True), state.num_raises < _MAX_RAISES])
 
     def info_state(self, state: LeducState, player: jax.Array) -> jax.Array:
-        public = jax.nn.one_hot(state.cards[2], 6, dtype=jnp.float32) * (state.round == 1)
+        public = jax.nn.one_hot(state.cards[2], 6, dtype=jnp.float32) * (state.round == LAST_ROUND)
         bets = jnp.stack([state.seq == CALL, state.seq == RAISE], axis=-1).reshape(-1)
         return jnp.concatenate(
             [
@@ -180,7 +185,7 @@ class LeducHoldem(PokerEnv):
         return np.arange(6) // 2
 
     def _public_card(self, s: Any) -> int | None:
-        return int(s.cards[2]) if int(s.round) == 1 else None
+        return int(s.cards[2]) if int(s.round) == LAST_ROUND else None
 
     def action_aliases(self, agent: int = 0) -> dict[str, int]:
         # "pass" is a check in poker parlance; giving up must be said as "fold".
@@ -237,7 +242,7 @@ class LeducHoldem(PokerEnv):
             for k, a in enumerate(int(x) for x in s.seq[r] if x >= 0):
                 seat = k % 2
                 if a == RAISE:
-                    words.append(f"{you(seat)} {'raised' if raised else 'bet'} {2 if r == 0 else 4}")
+                    words.append(f"{you(seat)} {'raised' if raised else 'bet'} {_RAISE_SIZE[r]}")
                     raised = True
                 elif a == CALL:
                     words.append(f"{you(seat)} {'called' if raised else 'checked'}")
@@ -252,7 +257,7 @@ class LeducHoldem(PokerEnv):
             owe = int(s.stakes) - int(s.contrib[agent])
             opts = [f"fold, call ({owe} chip{'s' if owe != 1 else ''})"] if owe > 0 else ["call (check)"]
             if int(s.num_raises) < _MAX_RAISES:
-                size = 2 if int(s.round) == 0 else 4
+                size = _RAISE_SIZE[int(s.round)]
                 opts.append(f"raise ({owe} to call + {size})" if owe > 0 else f"raise (bet {size})")
             lines.append("It is your turn. Legal actions: " + ", ".join(opts) + ".")
         return "\n".join(lines)

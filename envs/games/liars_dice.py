@@ -55,8 +55,9 @@ import numpy as np
 from flax import struct
 
 from alem import spaces
-from alem.core import EnvParams, MultiAgentEnv, TimeStep, _words
+from alem.core import EnvParams, MultiAgentEnv, TimeStep
 from alem.errors import EnvArgumentError
+from alem.text_hooks import TextHooks, words
 
 __all__ = ["LiarsDiceState", "LiarsDiceParams", "LiarsDice", "openspiel_action", "face_name"]
 
@@ -97,7 +98,7 @@ class LiarsDiceParams(EnvParams):
     """Liar's dice has no dynamic parameters (dice counts change shapes: they are static)."""
 
 
-class LiarsDice(MultiAgentEnv[LiarsDiceState, LiarsDiceParams]):
+class LiarsDice(TextHooks, MultiAgentEnv[LiarsDiceState, LiarsDiceParams]):
     """Two-player liar's dice, exact to OpenSpiel's ``liars_dice`` (see the module card).
 
     Args:
@@ -107,7 +108,6 @@ class LiarsDice(MultiAgentEnv[LiarsDiceState, LiarsDiceParams]):
     """
 
     illegal_action_modes: ClassVar[tuple[str, ...]] = ("replace", "lose")
-    supports_text: ClassVar[bool] = True
     stochastic: ClassVar[bool] = True
     turn_based: ClassVar[bool] = True
     zero_sum: ClassVar[bool] = True
@@ -220,14 +220,14 @@ class LiarsDice(MultiAgentEnv[LiarsDiceState, LiarsDiceParams]):
         reward = jnp.where(called, self._utilities(loser), 0.0)
         return new, self._timestep(new, params, reward)
 
-    def _sanitize_actions(self, state, actions, params):
-        actions, illegal = super()._sanitize_actions(state, actions, params)
+    def sanitize_actions(self, state, actions, params):
+        actions, illegal = super().sanitize_actions(state, actions, params)
         if self.illegal_action == "lose":
-            # No move is applied for an illegal action; _apply_illegal_policy then ends the game.
+            # No move is applied for an illegal action; apply_illegal_policy then ends the game.
             actions = jnp.where(illegal, _NO_MOVE, actions)
         return actions, illegal
 
-    def _apply_illegal_policy(self, state, ts, illegal, params):
+    def apply_illegal_policy(self, state, ts, illegal, params):
         if self.illegal_action != "lose":
             return state, ts
         lost = illegal.any()  # only the player to move can be flagged
@@ -262,8 +262,8 @@ class LiarsDice(MultiAgentEnv[LiarsDiceState, LiarsDiceParams]):
         liar call (``"liar"``, ``"call liar"``, ``"challenge"``, ``"doubt"``, ``"dudo"``,
         ``"bluff"``, or a bare ``"call"`` when no bid is named).
         """
-        said = _words(text)
-        table = {_words(n): j for j, n in enumerate(self._names)}
+        said = words(text)
+        table = {words(n): j for j, n in enumerate(self._names)}
         table.update(self.action_aliases(agent))
         if said in table:
             return table[said]

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import itertools
 import string
-from typing import Any, ClassVar
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -45,6 +45,7 @@ from flax import struct
 from alem import spaces
 from alem.core import MultiAgentEnv, TimeStep
 from alem.errors import EnvArgumentError
+from alem.text_hooks import TextHooks
 
 __all__ = [
     "GAMES",
@@ -180,10 +181,8 @@ def _horizon_params(num_rounds: int, continue_prob: float, truncate_at_horizon: 
     )
 
 
-class RepeatedGame(MultiAgentEnv[RepeatedGameState, Any]):
+class RepeatedGame(TextHooks, MultiAgentEnv[RepeatedGameState, Any]):
     """Shared core of simultaneous-move repeated games; subclasses define :meth:`payoff`."""
-
-    supports_text: ClassVar[bool] = True
 
     def __init__(
         self,

@@ -34,6 +34,7 @@ from alem import spaces
 from alem.core import EnvParams, MultiAgentEnv, TimeStep
 from alem.errors import AlemError
 from alem.policies import Policy, Turn
+from alem.text_hooks import TextHooks
 from alem.wrappers.autoreset import select_tree
 
 __all__ = [
@@ -121,7 +122,7 @@ def obs_key(obs: Any) -> str:
 
 
 # ---------------------------------------------------------------------------- the env skeleton
-class PokerEnv(MultiAgentEnv):
+class PokerEnv(TextHooks, MultiAgentEnv):
     """Turn-based poker skeleton (see the module docstring); not registered itself.
 
     State contract (fields every game state has): ``player`` int32 (to move),
@@ -131,7 +132,6 @@ class PokerEnv(MultiAgentEnv):
     """
 
     illegal_action_modes: ClassVar[tuple[str, ...]] = ("replace", "lose")
-    supports_text: ClassVar[bool] = True
     stochastic: ClassVar[bool] = True
     turn_based: ClassVar[bool] = True
     zero_sum: ClassVar[bool] = True
@@ -231,7 +231,7 @@ class PokerEnv(MultiAgentEnv):
         reward = jnp.where(nxt.terminal & ~state.terminal, nxt.returns, 0.0)
         return nxt, self._timestep(nxt, reward)
 
-    def _apply_illegal_policy(self, state, ts, illegal, params):
+    def apply_illegal_policy(self, state, ts, illegal, params):
         if self.illegal_action != "lose":
             return state, ts
         # The replacement (first legal action: pass/fold/check) never adds chips, so

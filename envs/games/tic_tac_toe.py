@@ -39,7 +39,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from alem.envs.games.board import BoardGame, line_table
+from alem.envs.games.board import EMPTY, BoardGame, line_table
 from alem.policies import Policy, Turn
 
 __all__ = ["TicTacToe", "MinimaxPlayer", "value_table"]
@@ -69,7 +69,7 @@ class TicTacToe(BoardGame):
         return action.astype(jnp.int32)
 
     def legal_moves(self, board: jax.Array) -> jax.Array:
-        return board == 0
+        return board == EMPTY
 
     # ------------------------------------------------------------------ text
     def action_names(self, agent: int = 0) -> list[str]:

@@ -3,8 +3,49 @@
 - :mod:`~alem.envs.pathfinding.grid`: moves, collision systems, BFS, observations (pure JAX).
 - :mod:`~alem.envs.pathfinding.maps`: map generators (in jit), warehouse layout, POGEMA ASCII
   and MovingAI ``.map``/``.scen`` loaders.
-- :mod:`~alem.envs.pathfinding.env`: :class:`PathfindingEnv` (the docstring card) and params.
+- :mod:`~alem.envs.pathfinding.types`: params and state dataclasses, named constants (modes).
+- :mod:`~alem.envs.pathfinding.generator`: the task drawn at reset (in jit) and
+  :func:`~alem.envs.pathfinding.generator.make_params` (maps loaded, given tasks checked).
+- :mod:`~alem.envs.pathfinding.env`: :class:`PathfindingEnv` (the docstring card), the dynamics.
+- :mod:`~alem.envs.pathfinding.viewer`: rules and ASCII views (the env's text hooks).
 - :mod:`~alem.envs.pathfinding.baseline`: a classical BFS baseline policy.
 
-Importing this package imports none of them; import the module you need.
+Importing this package imports none of them; import the module you need. :func:`register`
+adds the registry ids (one per mode; entry points are strings) and the BFS player ``"bfs"``.
 """
+
+from __future__ import annotations
+
+__all__ = ["register"]
+
+# id -> mode, POGEMA's on_target, description
+_MODES = (
+    (
+        "pathfinding-v0",
+        "one_shot",
+        "nothing",
+        "one-shot MAPF: agents stay on goals; solved when all are on goal",
+    ),
+    ("pathfinding_lifelong-v0", "lifelong", "restart", "lifelong MAPF: a new goal on each arrival"),
+    ("pathfinding_disappear-v0", "disappear", "finish", "MAPF where agents leave the map at their goals"),
+)
+
+
+def register() -> None:
+    """Register the pathfinding ids (family ``"pathfinding"``; POGEMA-exact, one id per mode)
+    and the classical BFS baseline as the scripted player ``"bfs"`` of each."""
+    from alem.policies import register_policy
+    from alem.registry import register
+
+    for env_id, mode, pogema, desc in _MODES:
+        register(
+            env_id,
+            "alem.envs.pathfinding.env:PathfindingEnv",
+            kwargs={"mode": mode, "num_agents": 8, "height": 16},
+            family="pathfinding",
+            num_agents=8,
+            text=True,
+            reference=f"pogema 1.4.0 (on_target={pogema})",
+            description=f"{desc} (16x16 random map, density 0.3, soft collisions, FOV radius 5)",
+        )
+        register_policy(env_id.rsplit("-v", 1)[0], "bfs", "alem.envs.pathfinding.baseline:BFSPolicy")

@@ -77,21 +77,34 @@ random maps add one connected-components pass.
 
 from __future__ import annotations
 
-import string
-from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from flax import struct
 from jaxtyping import PRNGKeyArray
 
 from alem import spaces
 from alem.core import MultiAgentEnv, TimeStep
 from alem.envs.pathfinding import grid as G
-from alem.envs.pathfinding import maps as M
+from alem.envs.pathfinding import viewer
+from alem.envs.pathfinding.generator import as_map_list, make_params, sample_instance, task_arrays
+from alem.envs.pathfinding.types import (
+    ACTION_ALIASES,
+    DISAPPEAR,
+    LIFELONG,
+    MAP_TYPES,
+    MODES,
+    NUM_ACTIONS,
+    OBS_TYPES,
+    ONE_SHOT,
+    POGEMA_ON_TARGET,
+    PathfindingParams,
+    PathfindingState,
+    check_choice,
+)
 from alem.errors import EnvArgumentError
+from alem.text_hooks import TextHooks
 
 __all__ = [
     "PathfindingParams",
@@ -102,53 +115,10 @@ __all__ = [
     "POGEMA_ON_TARGET",
 ]
 
-MODES = ("one_shot", "lifelong", "disappear")
-#: alem mode -> POGEMA ``on_target``.
-POGEMA_ON_TARGET = {"one_shot": "nothing", "lifelong": "restart", "disappear": "finish"}
-MAP_TYPES = ("random", "maze", "fixed")
-OBS_TYPES = ("local", "global")
 
-
-@struct.dataclass
-class PathfindingParams:
-    maps: jax.Array  # bool [M, H, W] obstacle maps (map_type "fixed"; M >= 1)
-    spawn: jax.Array  # bool [M, H, W] cells where starts/goals are sampled
-    starts: jax.Array  # int32 [M, N, 2] given starts (used where has_task)
-    goals: jax.Array  # int32 [M, N, L, 2] given goal sequences (L = goal_sequence_len)
-    has_task: jax.Array  # bool [M]
-    density: jax.Array  # float32 [] obstacle density (map_type "random")
-    max_steps: jax.Array  # int32 [] episode length limit
-    mode: jax.Array  # int32 [] index into MODES (a param: one compiled program for every mode)
-
-
-@struct.dataclass
-class PathfindingState:
-    pos: jax.Array  # int32 [N, 2]
-    goal: jax.Array  # int32 [N, 2] current goal
-    goal_seq: jax.Array  # int32 [N, L, 2] goal sequence (lifelong with a given task)
-    goal_idx: jax.Array  # int32 [N] index into goal_seq
-    use_seq: jax.Array  # bool [] goals come from goal_seq
-    active: jax.Array  # bool [N] (disappear mode: False once the agent reached its goal)
-    padded: jax.Array  # bool [H+2R, W+2R] obstacle map padded for the field of view
-    spawn_cum: jax.Array  # int32 [H*W] running count of spawn cells (lifelong random goals)
-    t: jax.Array  # int32 [] steps taken
-    solve_t: jax.Array  # int32 [N] step index of arrival (-1: not on goal / not arrived)
-    reached: jax.Array  # int32 [] goals reached this episode
-    collisions: jax.Array  # int32 []
-    bumps: jax.Array  # int32 []
-    lb_soc: jax.Array  # int32 []
-    lb_makespan: jax.Array  # int32 []
-
-
-def _check_choice(name: str, value: str, options: Sequence[str]) -> None:
-    if value not in options:
-        raise EnvArgumentError(f"{name}={value!r} is not supported; choose one of {list(options)}")
-
-
-class PathfindingEnv(MultiAgentEnv[PathfindingState, PathfindingParams]):
+class PathfindingEnv(TextHooks, MultiAgentEnv[PathfindingState, PathfindingParams]):
     __doc__ = __doc__
 
-    supports_text: ClassVar[bool] = True
     stochastic: ClassVar[bool] = True
 
     def __init__(
@@ -172,10 +142,10 @@ class PathfindingEnv(MultiAgentEnv[PathfindingState, PathfindingParams]):
         illegal_action: str = "replace",
     ):
         super().__init__(illegal_action=illegal_action)
-        _check_choice("mode", mode, MODES)
-        _check_choice("collision", collision, G.COLLISION_SYSTEMS)
-        _check_choice("map_type", map_type, MAP_TYPES)
-        _check_choice("obs_type", obs_type, OBS_TYPES)
+        check_choice("mode", mode, MODES)
+        check_choice("collision", collision, G.COLLISION_SYSTEMS)
+        check_choice("map_type", map_type, MAP_TYPES)
+        check_choice("obs_type", obs_type, OBS_TYPES)
         if maps is not None and map_type != "fixed":
             map_type = "fixed"
         if map_type == "fixed" and maps is None:
@@ -193,12 +163,12 @@ class PathfindingEnv(MultiAgentEnv[PathfindingState, PathfindingParams]):
         self.lower_bounds = bool(lower_bounds)
         self._init = dict(density=density, max_steps=max_steps, maps=maps, starts=starts, goals=goals)
         if map_type == "fixed":
-            first = _as_map_list(maps)[0]
+            first = as_map_list(maps)[0]
             height, width = first.shape
             if starts is not None:
                 num_agents = int(np.asarray(starts).shape[-2])
             if starts is not None and goals is not None:
-                goal_sequence_len = _task_arrays(starts, goals, 1)[1].shape[2]
+                goal_sequence_len = task_arrays(starts, goals, 1)[1].shape[2]
         self.height = int(height)
         self.width = int(height if width is None else width)
         if self.height < 1 or self.width < 1 or self.height * self.width < 2:
@@ -243,48 +213,24 @@ class PathfindingEnv(MultiAgentEnv[PathfindingState, PathfindingParams]):
 
     def action_space(self, agent: int | None = None) -> spaces.Space:
         if agent is None:
-            return spaces.MultiDiscrete(np.full(self.num_agents, 5))
-        return spaces.Discrete(5)
+            return spaces.MultiDiscrete(np.full(self.num_agents, NUM_ACTIONS))
+        return spaces.Discrete(NUM_ACTIONS)
 
     def global_state_space(self) -> spaces.Space:
         return spaces.Box(0.0, float(self.num_agents), (3 * self.height * self.width,), dtype=jnp.float32)
 
     # ------------------------------------------------------------------ dynamics
-    def _instance(self, key: PRNGKeyArray, params: PathfindingParams):
-        """Obstacles, spawn mask, starts [N,2], goal sequence [N,L,2] and whether it is given."""
-        n, h, w = self.num_agents, self.height, self.width
-        k_map, k_pick, k_cells = jax.random.split(key, 3)
-        if self.map_type == "random":
-            obstacles = M.random_map(k_map, h, w, params.density)
-            spawn = G.largest_component(~obstacles)
-            # A map whose largest component cannot hold 2N distinct cells falls back to empty.
-            too_small = spawn.sum() < 2 * n
-            obstacles = jnp.where(too_small, False, obstacles)
-            spawn = jnp.where(too_small, True, spawn)
-            given = jnp.bool_(False)
-            starts_g = jnp.zeros((n, 2), jnp.int32)
-            goals_g = jnp.zeros((n, self.goal_sequence_len, 2), jnp.int32)
-        elif self.map_type == "maze":
-            obstacles = M.maze_map(k_map, h, w)
-            spawn = ~obstacles
-            given = jnp.bool_(False)
-            starts_g = jnp.zeros((n, 2), jnp.int32)
-            goals_g = jnp.zeros((n, self.goal_sequence_len, 2), jnp.int32)
-        else:
-            m = jax.random.randint(k_pick, (), 0, params.maps.shape[0])
-            obstacles, spawn = params.maps[m], params.spawn[m]
-            given, starts_g, goals_g = params.has_task[m], params.starts[m], params.goals[m]
-        # 2N distinct spawn cells: the first N are starts, the next N goals.
-        score = jnp.where(spawn.reshape(-1), jax.random.uniform(k_cells, (h * w,)), -1.0)
-        cells = jax.lax.top_k(score, 2 * n)[1].astype(jnp.int32)
-        cells = jnp.stack([cells // w, cells % w], axis=1)
-        starts = jnp.where(given, starts_g, cells[:n])
-        goal_seq = jnp.where(given, goals_g, jnp.broadcast_to(cells[n:, None], goals_g.shape))
-        return obstacles, spawn, starts, goal_seq, given
-
     def reset_env(self, key: PRNGKeyArray, params: PathfindingParams) -> tuple[PathfindingState, TimeStep]:
         n = self.num_agents
-        obstacles, spawn, starts, goal_seq, given = self._instance(key, params)
+        obstacles, spawn, starts, goal_seq, given = sample_instance(
+            key,
+            params,
+            num_agents=n,
+            height=self.height,
+            width=self.width,
+            map_type=self.map_type,
+            goal_sequence_len=self.goal_sequence_len,
+        )
         goal = goal_seq[:, 0]
         spawn_cum = jnp.cumsum(spawn.reshape(-1), dtype=jnp.int32)
         if self.lower_bounds:
@@ -314,7 +260,7 @@ class PathfindingEnv(MultiAgentEnv[PathfindingState, PathfindingParams]):
         info = self._info(state, on_goal, state.solve_t, jnp.bool_(False), params)
         ts = TimeStep(
             obs=self.observe(state, params),
-            action_mask=jnp.ones((n, 5), bool),
+            action_mask=jnp.ones((n, NUM_ACTIONS), bool),
             reward=jnp.zeros((n,), jnp.float32),
             terminated=jnp.bool_(False),
             truncated=jnp.bool_(False),
@@ -340,7 +286,7 @@ class PathfindingEnv(MultiAgentEnv[PathfindingState, PathfindingParams]):
         t = state.t + 1
         truncated_now = t >= params.max_steps
         # The mode is a param (one compiled program serves all three); each rule is a select.
-        one_shot, lifelong, disappear = (params.mode == m for m in range(3))
+        one_shot, lifelong, disappear = (params.mode == m for m in (ONE_SHOT, LIFELONG, DISAPPEAR))
         all_on = jnp.all(on_goal)
         active = jnp.where(disappear, state.active & ~on_goal, state.active)
         terminated = jnp.where(one_shot, all_on, disappear & ~jnp.any(active))
@@ -389,7 +335,7 @@ class PathfindingEnv(MultiAgentEnv[PathfindingState, PathfindingParams]):
         info = self._info(new, on_goal, final_solve, finished, params)
         ts = TimeStep(
             obs=self.observe(new, params),
-            action_mask=jnp.ones((n, 5), bool),
+            action_mask=jnp.ones((n, NUM_ACTIONS), bool),
             reward=reward,
             terminated=terminated,
             truncated=truncated,
@@ -407,7 +353,7 @@ class PathfindingEnv(MultiAgentEnv[PathfindingState, PathfindingParams]):
             "collisions": state.collisions,
             "obstacle_bumps": state.bumps,
         }
-        disappear = params.mode == 2
+        disappear = params.mode == DISAPPEAR
         reached = state.reached.astype(jnp.float32)
         info.update(
             ISR=jnp.where(disappear, reached / n, on_goal.mean(dtype=jnp.float32)),
@@ -454,237 +400,12 @@ class PathfindingEnv(MultiAgentEnv[PathfindingState, PathfindingParams]):
         return list(G.ACTION_NAMES)
 
     def action_aliases(self, agent: int = 0) -> dict[str, int]:
-        return {"stay": 0, "north": 1, "south": 2, "west": 3, "east": 4}
+        return dict(ACTION_ALIASES)
 
     def rules_text(self, params: PathfindingParams | None = None, agent: int = 0) -> str:
-        params = self.default_params if params is None else params
-        goal_rule = {
-            "one_shot": "Reach your goal and stay there; the team succeeds when every agent is on its goal at once.",
-            "lifelong": "Each time you reach your goal you score 1 and get a new goal.",
-            "disappear": "When you reach your goal you score 1 and leave the map.",
-        }[MODES[int(params.mode)]]
-        return (
-            f"You are agent {agent} of {self.num_agents} on a {self.height}x{self.width} grid. "
-            "Each step every agent picks one action: wait, up, down, left or right. "
-            "Moving into a wall (#) or off the map means waiting. "
-            f"{goal_rule} Two agents cannot enter the same cell or swap cells; when two agents "
-            f"want one cell the lower-numbered agent gets it ({self.collision} collision rules). "
-            f"The episode lasts at most {int(params.max_steps)} steps. In the view, '@' is you, "
-            "'G' your goal, 'a' another agent, '#' a wall, '.' free."
-        )
+        return viewer.rules_text(self, self.default_params if params is None else params, agent)
 
     def render_text(
         self, state: PathfindingState, agent: int | None = None, params: PathfindingParams | None = None
     ) -> str:
-        pos = np.asarray(state.pos)
-        goal = np.asarray(state.goal)
-        active = np.asarray(state.active)
-        obst = np.asarray(self.obstacles(state))
-        rows = [["#" if o else "." for o in row] for row in obst]
-        if agent is None:
-            labels = string.digits + string.ascii_letters
-            for i in range(self.num_agents):
-                if active[i]:
-                    r, c = goal[i]
-                    if rows[r][c] == ".":
-                        rows[r][c] = "*"
-            for i in range(self.num_agents):
-                if active[i]:
-                    rows[pos[i][0]][pos[i][1]] = labels[i % len(labels)]
-            text = "\n".join("".join(r) for r in rows)
-            return f"step {int(state.t)}; agents 0-9a-zA-Z (mod 62), '*' goals\n{text}"
-        r0 = self.obs_radius
-        h, w = self.height, self.width
-        view = []
-        me = pos[agent]
-        others = {tuple(p) for i, p in enumerate(pos) if active[i] and i != agent}
-        for dr in range(-r0, r0 + 1):
-            line = []
-            for dc in range(-r0, r0 + 1):
-                rr, cc = me[0] + dr, me[1] + dc
-                if not (0 <= rr < h and 0 <= cc < w):
-                    line.append("#")
-                elif (dr, dc) == (0, 0):
-                    line.append("@")
-                elif (rr, cc) in others:
-                    line.append("a")
-                elif (rr, cc) == tuple(goal[agent]):
-                    line.append("G")
-                else:
-                    line.append(rows[rr][cc])
-            view.append("".join(line))
-        dr, dc = (goal[agent] - me).tolist()
-        status = (
-            "you have left the map (goal reached)"
-            if not active[agent]
-            else f"goal offset: {dr:+d} rows, {dc:+d} cols"
-        )
-        return f"step {int(state.t)}; you are at row {me[0]}, col {me[1]}; {status}\n" + "\n".join(view)
-
-
-# ---------------------------------------------------------------------------- params
-def _as_map_list(maps: Any) -> list[np.ndarray]:
-    if isinstance(maps, str):
-        return [M.parse_ascii_map(maps).obstacles]
-    if isinstance(maps, np.ndarray | jax.Array) and np.ndim(maps) == 2:
-        return [np.asarray(maps, dtype=bool)]
-    if isinstance(maps, np.ndarray | jax.Array) and np.ndim(maps) == 3:
-        return [np.asarray(m, dtype=bool) for m in maps]
-    if isinstance(maps, list | tuple) and maps:
-        return [_as_map_list(m)[0] for m in maps]
-    raise EnvArgumentError(
-        f"maps must be an ASCII string, an [H, W] bool array or a list of them; got {type(maps)}"
-    )
-
-
-def make_params(
-    env: PathfindingEnv,
-    *,
-    density: float | None = None,
-    max_steps: int | None = None,
-    maps: Any = None,
-    starts: Any = None,
-    goals: Any = None,
-    mode: str | None = None,
-) -> PathfindingParams:
-    """Params for ``env``, with tasks checked host-side.
-
-    Args:
-        density: obstacle density of random maps.
-        max_steps: episode length limit.
-        mode: one of :data:`MODES` (default: the env's ``mode``); a param, so one
-            compiled program runs every mode.
-        maps: ``map_type="fixed"`` only: one map (POGEMA ASCII string or bool ``[H, W]``)
-            or a list / ``[M, H, W]`` array of maps of the env's size. ASCII maps that mark
-            agents (``a..z``) and targets (``A..Z``) give the task too.
-        starts: int ``[N, 2]`` (or ``[M, N, 2]``) start cells ``(row, col)``.
-        goals: int ``[N, 2]``, ``[N, L, 2]`` goal sequences (lifelong), or with a leading ``M``.
-
-    Raises:
-        EnvArgumentError: maps of different sizes, cells off the map or on obstacles,
-            repeated starts, unreachable goals, or more agents than free cells, each
-            naming the map, agent and cell.
-    """
-    n, h, w, L = env.num_agents, env.height, env.width, env.goal_sequence_len
-    density = env._init["density"] if density is None else density
-    max_steps = env._init["max_steps"] if max_steps is None else max_steps
-    mode = env.mode if mode is None else mode
-    _check_choice("mode", mode, MODES)
-    if not 0.0 <= float(density) <= 1.0:
-        raise EnvArgumentError(f"density must be in [0, 1], got {density}")
-    if int(max_steps) < 1:
-        raise EnvArgumentError(f"max_steps must be >= 1, got {max_steps}")
-    if env.map_type != "fixed":
-        if maps is not None:
-            raise EnvArgumentError(f"maps= needs map_type='fixed' (this env generates {env.map_type!r} maps)")
-        if h * w < 2 * n:
-            raise EnvArgumentError(f"{n} agents need {2 * n} distinct free cells; a {h}x{w} map has {h * w}")
-        return PathfindingParams(
-            maps=jnp.zeros((1, h, w), bool),
-            spawn=jnp.ones((1, h, w), bool),
-            starts=jnp.zeros((1, n, 2), jnp.int32),
-            goals=jnp.zeros((1, n, L, 2), jnp.int32),
-            has_task=jnp.zeros((1,), bool),
-            density=jnp.float32(density),
-            max_steps=jnp.int32(max_steps),
-            mode=jnp.int32(MODES.index(mode)),
-        )
-    maps = env._init["maps"] if maps is None else maps
-    grids = _as_map_list(maps)
-    ascii_tasks = [M.parse_ascii_map(maps)] if isinstance(maps, str) else None
-    for i, g in enumerate(grids):
-        if g.shape != (h, w):
-            raise EnvArgumentError(
-                f"map {i} is {g.shape[0]}x{g.shape[1]} but the env is {h}x{w}; maps must share one size"
-            )
-    mcount = len(grids)
-    if starts is None and goals is None and ascii_tasks and ascii_tasks[0].starts is not None:
-        starts, goals = ascii_tasks[0].starts, ascii_tasks[0].goals
-    if (starts is None) != (goals is None):
-        raise EnvArgumentError("give both starts= and goals= (or neither)")
-    spawn = []
-    for i, g in enumerate(grids):
-        labels = M.components(g)
-        sizes = np.bincount(labels.ravel())[1:] if labels.max() > 0 else np.zeros(0, int)
-        if starts is None:
-            if sizes.size == 0 or sizes.max() < 2 * n:
-                best = 0 if sizes.size == 0 else int(sizes.max())
-                raise EnvArgumentError(
-                    f"map {i}: {n} agents need {2 * n} distinct cells in one connected region; "
-                    f"its largest region has {best} free cells"
-                )
-            spawn.append(labels == int(np.argmax(sizes)) + 1)
-        else:
-            spawn.append(~g)
-    if starts is None:
-        st = np.zeros((mcount, n, 2), np.int32)
-        gl = np.zeros((mcount, n, L, 2), np.int32)
-        has = np.zeros((mcount,), bool)
-    else:
-        st, gl = _task_arrays(starts, goals, mcount)
-        if st.shape != (mcount, n, 2) or gl.shape[:2] != (mcount, n) or gl.shape[-1] != 2:
-            raise EnvArgumentError(
-                f"starts must be [N, 2] (or [M, N, 2]) and goals [N, 2], [N, L, 2] (or with M) for "
-                f"N={n} agents and M={mcount} maps; got starts {np.shape(starts)}, goals {np.shape(goals)}"
-            )
-        if gl.shape[2] != L:
-            raise EnvArgumentError(
-                f"goal sequences have length {gl.shape[2]} but the env was built with goal_sequence_len={L}"
-            )
-        for i, g in enumerate(grids):
-            _check_task(i, g, st[i], gl[i])
-        st, gl = st.astype(np.int32), gl.astype(np.int32)
-        has = np.ones((mcount,), bool)
-    return PathfindingParams(
-        maps=jnp.asarray(np.stack(grids)),
-        spawn=jnp.asarray(np.stack(spawn)),
-        starts=jnp.asarray(st),
-        goals=jnp.asarray(gl),
-        has_task=jnp.asarray(has),
-        density=jnp.float32(density),
-        max_steps=jnp.int32(max_steps),
-        mode=jnp.int32(MODES.index(mode)),
-    )
-
-
-def _task_arrays(starts: Any, goals: Any, mcount: int) -> tuple[np.ndarray, np.ndarray]:
-    """Starts ``[M, N, 2]`` and goal sequences ``[M, N, L, 2]`` from any accepted layout."""
-    st = np.asarray(starts, dtype=np.int64)
-    gl = np.asarray(goals, dtype=np.int64)
-    per_map = st.ndim == 3
-    if gl.ndim == st.ndim:  # single goals: add the sequence axis
-        gl = gl[..., None, :]
-    if not per_map:
-        st, gl = st[None], gl[None]
-    if st.shape[0] == 1 and mcount > 1:
-        st = np.broadcast_to(st, (mcount, *st.shape[1:]))
-        gl = np.broadcast_to(gl, (mcount, *gl.shape[1:]))
-    return st, gl
-
-
-def _check_task(m: int, grid: np.ndarray, starts: np.ndarray, goals: np.ndarray) -> None:
-    h, w = grid.shape
-
-    def check_cell(what: str, i: int, cell) -> None:
-        r, c = int(cell[0]), int(cell[1])
-        if not (0 <= r < h and 0 <= c < w):
-            raise EnvArgumentError(f"map {m}: agent {i}'s {what} ({r}, {c}) is off the {h}x{w} map")
-        if grid[r, c]:
-            raise EnvArgumentError(f"map {m}: agent {i}'s {what} ({r}, {c}) is on an obstacle")
-
-    seen: dict[tuple[int, int], int] = {}
-    for i, s in enumerate(starts):
-        check_cell("start", i, s)
-        key = (int(s[0]), int(s[1]))
-        if key in seen:
-            raise EnvArgumentError(f"map {m}: agents {seen[key]} and {i} both start at {key}")
-        seen[key] = i
-    for i, seq in enumerate(goals):
-        dist = M.bfs_distance_host(grid, (int(starts[i][0]), int(starts[i][1])))
-        for j, g in enumerate(seq):
-            check_cell(f"goal {j}", i, g)
-            if dist[int(g[0]), int(g[1])] < 0:
-                raise EnvArgumentError(
-                    f"map {m}: agent {i}'s goal {j} ({int(g[0])}, {int(g[1])}) is unreachable from its start "
-                    f"({int(starts[i][0])}, {int(starts[i][1])})"
-                )
+        return viewer.render_text(self, state, agent)

@@ -13,7 +13,6 @@ rightly show an agent its own absolute position, which its observation omits.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -24,6 +23,7 @@ from flax import struct
 import alem
 from alem import spaces
 from alem.core import EnvParams, MultiAgentEnv, TimeStep
+from alem.text_hooks import TextHooks
 
 ROWS, STEPS = 32, 4
 
@@ -67,10 +67,8 @@ class DealState:
     done: jax.Array
 
 
-class CardPeek(MultiAgentEnv):
+class CardPeek(TextHooks, MultiAgentEnv):
     """One card each, one move each; ``leak=True`` renders the opponent's card too."""
-
-    supports_text: ClassVar[bool] = True
 
     def __init__(self, leak: bool):
         super().__init__()

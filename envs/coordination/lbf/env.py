@@ -1,76 +1,7 @@
-"""Level-Based Foraging (LBF): agents with levels cooperate to load food of higher levels.
+"""Level-Based Foraging: the env (spaces, dynamics, observations); its card is on the class.
 
-Card
-----
-- **Agents**: ``agent_0 .. agent_{N-1}`` on a ``rows x cols`` grid, each with a
-  level drawn uniformly from ``[min_agent_level, max_agent_level]`` at reset.
-  One role (``forager``).
-- **Food**: up to ``num_food`` items with levels, never on the border rows and
-  columns and spaced so that no two food items touch (not even diagonally) or sit
-  two cells apart in a straight line; hence every cell is next to at most one food.
-  Food levels are uniform in ``[min_food_level, max_food_level]``; with
-  ``max_food_level=None`` the upper bound is the sum of the (up to) three lowest
-  agent levels of the episode, and ``force_coop`` sets every food to that upper
-  bound. Agents are placed first, uniformly on distinct cells; each food is then
-  placed uniformly among the cells still allowed (lbforaging's rejection sampler
-  draws from the same distribution; it gives up after 1000 tries, alem only when
-  no allowed cell is left).
-- **Actions**: ``Discrete(6)``: 0 ``noop``, 1 ``north`` (row - 1), 2 ``south``,
-  3 ``west`` (column - 1), 4 ``east``, 5 ``load``. A move off the grid or onto
-  food, and ``load`` with no food next to the agent, are invalid and act as
-  ``noop`` (lbforaging's rule). With ``mask_invalid=True`` (default) the action
-  mask is lbforaging's set of valid actions, so a masked action is replaced by
-  ``noop`` (action 0) and flagged in ``info["illegal_action"]``; with
-  ``mask_invalid=False`` every action is legal and invalid ones silently do
-  nothing, as in EPyMARL's LBF wrapper.
-- **Moves**: simultaneous. Every agent claims a cell (its target, or its own
-  cell for ``noop``/``load``/an invalid move); an agent moves only when no other
-  agent claims the same cell. So two agents entering one cell both stay, an agent
-  cannot enter the cell of an agent that stays, two agents may swap cells, and an
-  agent may follow one that leaves. As in lbforaging, an agent can end on the cell
-  of an agent whose own move was blocked; such agents share the cell until one
-  leaves.
-- **Loading**: every food next to (4-neighbourhood) at least one agent that
-  chose a valid ``load`` is loaded when the summed levels of those loading agents
-  reach the food level; the food disappears.
-- **Rewards**: on a successful load, each loading agent ``i`` gets
-  ``level_i * food_level / (sum of loading levels * total food level spawned)``
-  with ``normalize_reward`` (default), so the agents' rewards over a whole episode
-  sum to at most 1; without it, ``level_i * food_level`` (lbforaging's rule).
-  Loading agents of a failed load get ``-penalty`` (default 0).
-- **Observation** (``grid_observation=False``, default): lbforaging's vector,
-  ``float32 [3 * num_food + 3 * N]`` (``2 * N`` for the agents when
-  ``observe_agent_levels=False``): first one ``(row, col, level)`` triple per food
-  the agent sees (``|d_row| <= sight`` and ``|d_col| <= sight``), in row-major
-  order, then ``(row, col, level)`` for the agent itself followed by the other
-  agents it sees in index order; empty slots are ``(-1, -1, 0)``. Coordinates are
-  relative to the top-left corner of the agent's view, ``max(pos - sight, 0)``.
-  lbforaging's agent-visibility test reaches up to ``2 * sight`` cells below or
-  right of that corner, so near the top or left border agents see other agents
-  further away than food; alem reproduces this.
-  With ``grid_observation=True``: ``float32 [3, 2*sight+1, 2*sight+1]`` planes
-  centred on the agent: agent levels (1 without levels; the highest-index agent
-  where two share a cell), food levels, and free cells (1 inside the grid with no
-  agent or food).
-- **Global state** (``env.global_state``): ``float32 [3 * N + 3 * num_food]``,
-  absolute ``(row, col, level)`` of every agent, then of every food
-  (``(-1, -1, 0)`` once loaded or never placed).
-- **Termination**: ``terminated`` when no food is left; ``truncated`` after
-  ``max_episode_steps`` steps (default 50). lbforaging reports both as ``done``
-  (its ``truncated`` is always False).
-- **Reference**: ``lbforaging`` 2.0.0 (``lbforaging.foraging.ForagingEnv``, the
-  EPyMARL LBF): positions, levels, food, rewards, dones, valid actions and the
-  vector and grid observations are checked step by step against it
-  (tests/envs/coordination/test_lbf.py). Registered ids and their lbforaging
-  names: ``lbf-v0`` = ``Foraging-8x8-2p-2f-v3``, ``lbf_8x8_2p_2f_coop-v0`` =
-  ``Foraging-8x8-2p-2f-coop-v3``, ``lbf_2s_10x10_3p_3f-v0`` =
-  ``Foraging-2s-10x10-3p-3f-v3``.
-- **Text**: rules, an ASCII grid with levels limited to the agent's sight,
-  action names with aliases (``up``, ``stay``, ``pick up``, ...), parser.
-- **Version**: v0.
-
-Static (shape-changing) options are constructor arguments; ``params`` holds
-``max_episode_steps``, ``penalty``, ``force_coop`` and ``normalize_reward``.
+Reset-side layouts are drawn by :mod:`~alem.envs.coordination.lbf.generator`, text and RGB
+output come from :mod:`~alem.envs.coordination.lbf.viewer`.
 """
 
 from __future__ import annotations
@@ -80,36 +11,28 @@ from typing import ClassVar
 import jax
 import jax.numpy as jnp
 import numpy as np
-from flax import struct
 
 from alem import spaces
-from alem.core import EnvParams, MultiAgentEnv, TimeStep
+from alem.core import MultiAgentEnv, TimeStep
+from alem.envs.coordination.lbf import viewer
+from alem.envs.coordination.lbf.generator import LBFGenerator
+from alem.envs.coordination.lbf.types import (
+    ACTION_ALIASES,
+    ACTION_DELTAS,
+    ACTION_NAMES,
+    COOP_AGENTS,
+    LOAD,
+    NOOP,
+    LBFParams,
+    LBFState,
+)
 from alem.errors import EnvArgumentError
+from alem.text_hooks import TextHooks
 
 __all__ = ["LBFParams", "LBFState", "LevelBasedForaging", "ACTION_NAMES"]
 
-ACTION_NAMES = ("noop", "north", "south", "west", "east", "load")
-NOOP, NORTH, SOUTH, WEST, EAST, LOAD = range(6)
-# (d_row, d_col) per action; row 0 is the top (north) of the grid.
-_DELTAS = np.array([[0, 0], [-1, 0], [1, 0], [0, -1], [0, 1], [0, 0]], dtype=np.int32)
-
-
-@struct.dataclass
-class LBFState:
-    agent_pos: jax.Array  # int32 [N, 2], (row, col)
-    agent_level: jax.Array  # int32 [N]
-    food_pos: jax.Array  # int32 [F, 2]; meaningless where food_level == 0
-    food_level: jax.Array  # int32 [F]; 0 = loaded or never placed
-    food_spawned: jax.Array  # float32 [], summed food levels at reset (reward normaliser)
-    step: jax.Array  # int32 [], steps taken
-
-
-@struct.dataclass
-class LBFParams(EnvParams):
-    max_episode_steps: jax.Array  # int32 []
-    penalty: jax.Array  # float32 [], paid by each agent of a failed load
-    force_coop: jax.Array  # bool [], every food at the maximum level
-    normalize_reward: jax.Array  # bool [], divide rewards by the food spawned
+#: Default time limit (lbforaging's ``max_episode_steps`` default).
+DEFAULT_MAX_STEPS = 50
 
 
 def _int_pair(value: int | tuple[int, int], name: str) -> tuple[int, int]:
@@ -124,28 +47,80 @@ def _int_pair(value: int | tuple[int, int], name: str) -> tuple[int, int]:
         ) from None
 
 
-def _uniform_int(u: jax.Array, low, high) -> jax.Array:
-    """Integers uniform in ``[low, high]`` from uniforms ``u`` in ``[0, 1)``."""
-    span = jnp.asarray(high - low + 1, jnp.float32)
-    return jnp.minimum(low + jnp.floor(u * span).astype(jnp.int32), high).astype(jnp.int32)
+class LevelBasedForaging(TextHooks, MultiAgentEnv[LBFState, LBFParams]):
+    """Level-Based Foraging (LBF): agents with levels cooperate to load food of higher levels.
 
+    Card
+    ----
+    - **Agents**: ``agent_0 .. agent_{N-1}`` on a ``rows x cols`` grid, each with a
+      level drawn uniformly from ``[min_agent_level, max_agent_level]`` at reset.
+      One role (``forager``).
+    - **Food**: up to ``num_food`` items with levels, never on the border rows and
+      columns and spaced so that no two food items touch (not even diagonally) or sit
+      two cells apart in a straight line; hence every cell is next to at most one food.
+      Food levels are uniform in ``[min_food_level, max_food_level]``; with
+      ``max_food_level=None`` the upper bound is the sum of the (up to) three lowest
+      agent levels of the episode, and ``force_coop`` sets every food to that upper
+      bound. Agents are placed first, uniformly on distinct cells; each food is then
+      placed uniformly among the cells still allowed (lbforaging's rejection sampler
+      draws from the same distribution; it gives up after 1000 tries, alem only when
+      no allowed cell is left).
+    - **Actions**: ``Discrete(6)``: 0 ``noop``, 1 ``north`` (row - 1), 2 ``south``,
+      3 ``west`` (column - 1), 4 ``east``, 5 ``load``. A move off the grid or onto
+      food, and ``load`` with no food next to the agent, are invalid and act as
+      ``noop`` (lbforaging's rule). With ``mask_invalid=True`` (default) the action
+      mask is lbforaging's set of valid actions, so a masked action is replaced by
+      ``noop`` (action 0) and flagged in ``info["illegal_action"]``; with
+      ``mask_invalid=False`` every action is legal and invalid ones silently do
+      nothing, as in EPyMARL's LBF wrapper.
+    - **Moves**: simultaneous. Every agent claims a cell (its target, or its own
+      cell for ``noop``/``load``/an invalid move); an agent moves only when no other
+      agent claims the same cell. So two agents entering one cell both stay, an agent
+      cannot enter the cell of an agent that stays, two agents may swap cells, and an
+      agent may follow one that leaves. As in lbforaging, an agent can end on the cell
+      of an agent whose own move was blocked; such agents share the cell until one
+      leaves.
+    - **Loading**: every food next to (4-neighbourhood) at least one agent that
+      chose a valid ``load`` is loaded when the summed levels of those loading agents
+      reach the food level; the food disappears.
+    - **Rewards**: on a successful load, each loading agent ``i`` gets
+      ``level_i * food_level / (sum of loading levels * total food level spawned)``
+      with ``normalize_reward`` (default), so the agents' rewards over a whole episode
+      sum to at most 1; without it, ``level_i * food_level`` (lbforaging's rule).
+      Loading agents of a failed load get ``-penalty`` (default 0).
+    - **Observation** (``grid_observation=False``, default): lbforaging's vector,
+      ``float32 [3 * num_food + 3 * N]`` (``2 * N`` for the agents when
+      ``observe_agent_levels=False``): first one ``(row, col, level)`` triple per food
+      the agent sees (``|d_row| <= sight`` and ``|d_col| <= sight``), in row-major
+      order, then ``(row, col, level)`` for the agent itself followed by the other
+      agents it sees in index order; empty slots are ``(-1, -1, 0)``. Coordinates are
+      relative to the top-left corner of the agent's view, ``max(pos - sight, 0)``.
+      lbforaging's agent-visibility test reaches up to ``2 * sight`` cells below or
+      right of that corner, so near the top or left border agents see other agents
+      further away than food; alem reproduces this.
+      With ``grid_observation=True``: ``float32 [3, 2*sight+1, 2*sight+1]`` planes
+      centred on the agent: agent levels (1 without levels; the highest-index agent
+      where two share a cell), food levels, and free cells (1 inside the grid with no
+      agent or food).
+    - **Global state** (``env.global_state``): ``float32 [3 * N + 3 * num_food]``,
+      absolute ``(row, col, level)`` of every agent, then of every food
+      (``(-1, -1, 0)`` once loaded or never placed).
+    - **Termination**: ``terminated`` when no food is left; ``truncated`` after
+      ``max_steps`` steps (default 50; lbforaging's ``max_episode_steps``, accepted as an
+      alias). lbforaging reports both as ``done`` (its ``truncated`` is always False).
+    - **Reference**: ``lbforaging`` 2.0.0 (``lbforaging.foraging.ForagingEnv``, the
+      EPyMARL LBF): positions, levels, food, rewards, dones, valid actions and the
+      vector and grid observations are checked step by step against it
+      (tests/envs/coordination/test_lbf.py). Registered ids and their lbforaging
+      names: ``lbf-v0`` = ``Foraging-8x8-2p-2f-v3``, ``lbf_8x8_2p_2f_coop-v0`` =
+      ``Foraging-8x8-2p-2f-coop-v3``, ``lbf_2s_10x10_3p_3f-v0`` =
+      ``Foraging-2s-10x10-3p-3f-v3``.
+    - **Text**: rules, an ASCII grid with levels limited to the agent's sight,
+      action names with aliases (``up``, ``stay``, ``pick up``, ...), parser.
+    - **Version**: v0.
 
-def _pick(free: jax.Array, u: jax.Array, cols: int) -> tuple[jax.Array, jax.Array]:
-    """(flat index of the k-th True cell of ``free`` ``[rows * cols]``, k uniform below their
-    count; whether any cell is True). Two short prefix sums (rows, then one row) instead of one
-    over the whole grid, which is much slower on CPU."""
-    grid = free.reshape(-1, cols).astype(jnp.int32)
-    count = grid.sum()
-    k = jnp.minimum(jnp.floor(u * count).astype(jnp.int32), count - 1)
-    per_row = grid.sum(1)
-    upto = jnp.cumsum(per_row)
-    r = jnp.argmax(upto > k)
-    c = jnp.argmax(jnp.cumsum(grid[r]) > k - (upto[r] - per_row[r]))
-    return r * cols + c, count > 0
-
-
-class LevelBasedForaging(MultiAgentEnv[LBFState, LBFParams]):
-    """Level-Based Foraging, step-for-step equal to lbforaging (see the module card).
+    Static (shape-changing) options are constructor arguments; ``params`` holds
+    ``max_steps``, ``penalty``, ``force_coop`` and ``normalize_reward``.
 
     Args:
         grid_size: ``n`` for an ``n x n`` grid, or ``(rows, cols)``; at least 3 x 3.
@@ -157,7 +132,9 @@ class LevelBasedForaging(MultiAgentEnv[LBFState, LBFParams]):
             of the (up to) three lowest agent levels of the episode.
         sight: view radius; ``None`` sees the whole grid (lbforaging's ``sight=grid size``).
         force_coop: every food at the maximum level (a params field).
-        max_episode_steps: time limit (``truncated``; a params field).
+        max_steps: time limit (``truncated``; a params field); default 50.
+        max_episode_steps: lbforaging's name for ``max_steps``, accepted as an alias;
+            passing both is an error.
         penalty: reward of each agent in a failed load is ``-penalty`` (a params field).
         normalize_reward: divide rewards by (loaders' summed level * total food level spawned) (a params field).
         observe_agent_levels: include agent levels in the vector observation.
@@ -165,7 +142,6 @@ class LevelBasedForaging(MultiAgentEnv[LBFState, LBFParams]):
         mask_invalid: the action mask marks invalid moves/loads illegal (else all legal).
     """
 
-    supports_text: ClassVar[bool] = True
     stochastic: ClassVar[bool] = True  # layouts and levels are drawn at reset
 
     def __init__(
@@ -180,7 +156,8 @@ class LevelBasedForaging(MultiAgentEnv[LBFState, LBFParams]):
         max_food_level: int | None = None,
         sight: int | None = None,
         force_coop: bool = False,
-        max_episode_steps: int = 50,
+        max_steps: int | None = None,
+        max_episode_steps: int | None = None,
         penalty: float = 0.0,
         normalize_reward: bool = True,
         observe_agent_levels: bool = True,
@@ -201,7 +178,7 @@ class LevelBasedForaging(MultiAgentEnv[LBFState, LBFParams]):
             raise EnvArgumentError(
                 f"{name}: need 1 <= min_agent_level <= max_agent_level, got {min_agent_level}, {max_agent_level}"
             )
-        lowest_cap = min(3, int(num_agents)) * int(min_agent_level)
+        lowest_cap = min(COOP_AGENTS, int(num_agents)) * int(min_agent_level)
         top = lowest_cap if max_food_level is None else int(max_food_level)
         if not 1 <= int(min_food_level) <= top:
             raise EnvArgumentError(
@@ -212,8 +189,20 @@ class LevelBasedForaging(MultiAgentEnv[LBFState, LBFParams]):
         sight = max(rows, cols) if sight is None else int(sight)
         if sight < 1:
             raise EnvArgumentError(f"{name}: sight must be >= 1 (or None for the whole grid), got {sight}")
-        if int(max_episode_steps) < 1:
-            raise EnvArgumentError(f"{name}: max_episode_steps must be >= 1, got {max_episode_steps}")
+        if max_steps is not None and max_episode_steps is not None:
+            raise EnvArgumentError(
+                f"{name}: pass max_steps or its alias max_episode_steps (lbforaging's name), not both; "
+                f"got max_steps={max_steps}, max_episode_steps={max_episode_steps}"
+            )
+        # Errors name the keyword the caller used.
+        steps_kw, steps = (
+            ("max_episode_steps", max_episode_steps)
+            if max_episode_steps is not None
+            else ("max_steps", max_steps)
+        )
+        steps = DEFAULT_MAX_STEPS if steps is None else steps
+        if int(steps) < 1:
+            raise EnvArgumentError(f"{name}: {steps_kw} must be >= 1, got {steps}")
 
         self.rows, self.cols = rows, cols
         self.num_food = int(num_food)
@@ -231,10 +220,20 @@ class LevelBasedForaging(MultiAgentEnv[LBFState, LBFParams]):
         self.food_level_bound = (
             self.max_food_level
             if self.max_food_level is not None
-            else min(3, int(num_agents)) * self.max_agent_level
+            else min(COOP_AGENTS, int(num_agents)) * self.max_agent_level
+        )
+        self.generator = LBFGenerator(
+            rows=rows,
+            cols=cols,
+            num_agents=int(num_agents),
+            num_food=self.num_food,
+            min_agent_level=self.min_agent_level,
+            max_agent_level=self.max_agent_level,
+            min_food_level=self.min_food_level,
+            max_food_level=self.max_food_level,
         )
         self._default_params = LBFParams(
-            max_episode_steps=jnp.int32(max_episode_steps),
+            max_steps=jnp.int32(steps),
             penalty=jnp.float32(penalty),
             force_coop=jnp.bool_(force_coop),
             normalize_reward=jnp.bool_(normalize_reward),
@@ -246,13 +245,13 @@ class LevelBasedForaging(MultiAgentEnv[LBFState, LBFParams]):
         return self._default_params
 
     def check_params(self, params: LBFParams) -> None:
-        """The type, and where concrete: ``max_episode_steps >= 1``."""
+        """The type, and where concrete: ``max_steps >= 1``."""
         super().check_params(params)
-        self._check_param_range(params, "max_episode_steps", 1)
+        self._check_param_range(params, "max_steps", 1)
 
     @property
     def episode_steps_hint(self) -> float:
-        return float(self._default_params.max_episode_steps)
+        return float(self._default_params.max_steps)
 
     def _one_obs_space(self) -> spaces.Box:
         n, f = self.num_agents, self.num_food
@@ -290,68 +289,15 @@ class LevelBasedForaging(MultiAgentEnv[LBFState, LBFParams]):
         return spaces.Box(low, high)
 
     # ------------------------------------------------------------------ dynamics
-    def _cells(self) -> jax.Array:
-        """int32 ``[rows * cols, 2]``: every cell's (row, col), row-major."""
-        return jnp.asarray(np.indices((self.rows, self.cols)).reshape(2, -1).T, jnp.int32)
-
-    def _place_agents(self, u: jax.Array) -> jax.Array:
-        """Agents one by one, each uniform among the cells not taken yet (``u``: ``[N]`` uniforms)."""
-        cells = self._cells()
-
-        def place(free, u_i):
-            idx, _ = _pick(free, u_i, self.cols)  # num_agents <= rows * cols: a cell is always left
-            return free.at[idx].set(False), cells[idx]
-
-        return jax.lax.scan(place, jnp.ones(len(cells), bool), u)[1]
-
-    def _place_food(self, u: jax.Array, agent_pos: jax.Array, levels: jax.Array):
-        """Foods one by one, each uniform among the allowed cells: interior, not on an agent, not
-        touching an earlier food (8-neighbourhood) or 2 cells from one in a line. A food with no
-        allowed cell left is not placed (level 0)."""
-        cells = self._cells()
-        interior = (cells >= 1).all(-1) & (cells[:, 0] <= self.rows - 2) & (cells[:, 1] <= self.cols - 2)
-        on_agent = (cells[:, None, :] == agent_pos[None]).all(-1).any(-1)
-
-        def place(free, inputs):
-            u_i, level = inputs
-            idx, ok = _pick(free, u_i, self.cols)
-            pos = cells[idx]
-            d = jnp.abs(cells - pos)
-            blocked = (d.max(-1) <= 1) | ((d.min(-1) == 0) & (d.max(-1) <= 2))
-            free = free & ~(blocked & ok)
-            return free, (jnp.where(ok, pos, 0), jnp.where(ok, level, 0))
-
-        return jax.lax.scan(place, interior & ~on_agent, (u, levels))[1]
-
     def reset_env(self, key: jax.Array, params: LBFParams) -> tuple[LBFState, TimeStep]:
-        n, f = self.num_agents, self.num_food
-        # One uniform per random choice: generating random bits is most of the cost of a reset.
-        u = jax.random.uniform(key, (2 * n + 2 * f,))
-        u_pos, u_lvl, u_fpos, u_flvl = jnp.split(u, np.cumsum([n, n, f]))
-        agent_pos = self._place_agents(u_pos)
-        agent_level = _uniform_int(u_lvl, self.min_agent_level, self.max_agent_level)
-        if self.max_food_level is None:
-            top = jnp.sort(agent_level)[: min(3, n)].sum()
-        else:
-            top = jnp.int32(self.max_food_level)
-        low = jnp.where(params.force_coop, top, self.min_food_level)
-        levels = _uniform_int(u_flvl, low, top)
-        food_pos, food_level = self._place_food(u_fpos, agent_pos, levels)
-        state = LBFState(
-            agent_pos=agent_pos,
-            agent_level=agent_level.astype(jnp.int32),
-            food_pos=food_pos,
-            food_level=food_level,
-            food_spawned=food_level.sum().astype(jnp.float32),
-            step=jnp.int32(0),
-        )
-        zero = jnp.zeros((n,), jnp.float32)
+        state = self.generator(key, params)
+        zero = jnp.zeros((self.num_agents,), jnp.float32)
         return state, self._timestep(state, params, zero, jnp.bool_(False), jnp.bool_(False))
 
     def _valid(self, state: LBFState) -> tuple[jax.Array, jax.Array]:
         """(valid bool [N, 6], adjacent bool [N, F]: food next to each agent)."""
         alive = state.food_level > 0
-        targets = state.agent_pos[:, None, :] + jnp.asarray(_DELTAS)[None]  # [N, 6, 2]
+        targets = state.agent_pos[:, None, :] + jnp.asarray(ACTION_DELTAS)[None]  # [N, 6, 2]
         inside = (
             (targets[..., 0] >= 0)
             & (targets[..., 0] < self.rows)
@@ -373,7 +319,7 @@ class LevelBasedForaging(MultiAgentEnv[LBFState, LBFParams]):
     def step_env(self, key, state: LBFState, actions: jax.Array, params: LBFParams):
         valid, adjacent = self._valid(state)
         actions = jnp.where(jnp.take_along_axis(valid, actions[:, None], 1)[:, 0], actions, NOOP)
-        claim = state.agent_pos + jnp.asarray(_DELTAS)[actions]  # noop/load claim their own cell
+        claim = state.agent_pos + jnp.asarray(ACTION_DELTAS)[actions]  # noop/load claim their own cell
         claimed_by = (claim[:, None, :] == claim[None, :, :]).all(-1).sum(-1)
         agent_pos = jnp.where((claimed_by == 1)[:, None], claim, state.agent_pos)
 
@@ -395,7 +341,7 @@ class LevelBasedForaging(MultiAgentEnv[LBFState, LBFParams]):
         food_level = jnp.where(success, 0, state.food_level)
         state = state.replace(agent_pos=agent_pos, food_level=food_level, step=state.step + 1)
         terminated = ~(food_level > 0).any()
-        truncated = ~terminated & (state.step >= params.max_episode_steps)
+        truncated = ~terminated & (state.step >= params.max_steps)
         return state, self._timestep(state, params, reward.astype(jnp.float32), terminated, truncated)
 
     def _timestep(self, state, params, reward, terminated, truncated) -> TimeStep:
@@ -491,188 +437,15 @@ class LevelBasedForaging(MultiAgentEnv[LBFState, LBFParams]):
         return list(ACTION_NAMES)
 
     def action_aliases(self, agent: int = 0) -> dict[str, int]:
-        # No one-letter aliases: free-text replies contain stray "s"/"e" tokens ("it's").
-        words = {
-            NOOP: ("none", "no-op", "no op", "stay", "wait", "do nothing", "stay put", "rest"),
-            NORTH: ("up", "move north", "go north", "move up", "go up"),
-            SOUTH: ("down", "move south", "go south", "move down", "go down"),
-            WEST: ("left", "move west", "go west", "move left", "go left"),
-            EAST: ("right", "move east", "go east", "move right", "go right"),
-            LOAD: ("pick up", "pickup", "collect", "forage", "load food", "collect food", "pick up food"),
-        }
-        return {w: a for a, ws in words.items() for w in ws}
-
-    @staticmethod
-    def _label(i: int) -> str:
-        return _LETTERS[i] if i < len(_LETTERS) else f"#{i}"
+        return dict(ACTION_ALIASES)
 
     def rules_text(self, params: LBFParams | None = None, agent: int = 0) -> str:
-        params = self.default_params if params is None else params
-        n, r, c, s = self.num_agents, self.rows, self.cols, self.sight
-        coop = bool(params.force_coop)
-        pen = float(params.penalty)
-        sees_all = s >= max(r, c)
-        lines = [
-            f"You are agent {self._label(agent)} ({self.agents[agent]}) in Level-Based Foraging, a "
-            f"cooperative grid game for {n} agent{'s' if n > 1 else ''} on a {r} x {c} grid "
-            f"(row 0 is the north edge, column 0 the west edge).",
-            "Every agent and every food item has a level. Food is collected by agents standing next to it "
-            "(north, south, west or east of it, not diagonally) that choose load in the same step: it is "
-            "collected when their levels add up to at least the food's level"
-            + (
-                f"; if they do not, each of them loses {pen:g}."
-                if pen > 0
-                else "; otherwise nothing happens."
-            ),
-            "Food above your own level needs other agents to load it with you."
-            + (" Every food item here needs the combined levels of several agents." if coop else ""),
-            "When food is collected, each agent that loaded it is rewarded in proportion to its level"
-            + (
-                " (rewards are scaled so that all food of an episode is worth 1 in total)."
-                if bool(params.normalize_reward)
-                else " (the reward is its level times the food level)."
-            ),
-            "Actions: noop (stay), north (up), south (down), west (left), east (right), load. A move off "
-            "the grid or onto food does nothing, and so does load with no food next to you. All agents "
-            "move at once: when two agents try to enter the same cell neither moves, and nobody can "
-            "enter the cell of an agent that stays.",
-            "You see the whole grid."
-            if sees_all
-            else f"You only see food within {s} cell{'s' if s > 1 else ''} of you in each direction "
-            "('?' marks what you cannot see).",
-            f"The episode ends when all food is collected or after {int(params.max_episode_steps)} steps. "
-            "The goal is to collect as much food as possible, together.",
-        ]
-        return "\n".join(lines)
-
-    def _host_view(self, state: LBFState, agent: int | None):
-        """Host arrays and what ``agent`` sees (everything when ``agent`` is None)."""
-        pos = np.asarray(state.agent_pos)
-        lvl = np.asarray(state.agent_level)
-        fpos = np.asarray(state.food_pos)
-        flvl = np.asarray(state.food_level)
-        alive = flvl > 0
-        rr, cc = np.meshgrid(np.arange(self.rows), np.arange(self.cols), indexing="ij")
-        if agent is None:
-            return pos, lvl, fpos, flvl, alive, np.ones(self.num_agents, bool), np.ones_like(rr, bool)
-        s, me = self.sight, pos[agent]
-        in_sight = (np.abs(rr - me[0]) <= s) & (np.abs(cc - me[1]) <= s)
-        seen_food = alive & (np.abs(fpos - me) <= s).all(-1)
-        rel = pos - np.maximum(me - s, 0)  # lbforaging's agent-visibility rule (see the card)
-        seen_agents = (rel >= 0).all(-1) & (rel <= 2 * s).all(-1)
-        return pos, lvl, fpos, flvl, seen_food, seen_agents, in_sight
+        return viewer.rules_text(self, self.default_params if params is None else params, agent)
 
     def render_text(self, state: LBFState, agent: int | None = None, params: LBFParams | None = None) -> str:
-        params = self.default_params if params is None else params
-        pos, lvl, fpos, flvl, seen_food, seen_agents, in_sight = self._host_view(state, agent)
-        show_lvl = self.observe_agent_levels or agent is None
-
-        def who(i: int) -> str:
-            return self._label(i) + (str(lvl[i]) if show_lvl else "")
-
-        grid = np.where(in_sight, ".", "?").astype(object)
-        for f in np.flatnonzero(seen_food):
-            grid[tuple(fpos[f])] = f"F{flvl[f]}"
-        taken: set[tuple[int, int]] = set()
-        for i in np.flatnonzero(seen_agents):
-            cell = (int(pos[i][0]), int(pos[i][1]))
-            grid[cell] = "**" if cell in taken else who(i)
-            taken.add(cell)
-        width = max(3, max(len(t) for t in grid.ravel()) + 1)
-        head = " " * 4 + "".join(f"{j:<{width}}" for j in range(self.cols)).rstrip()
-        rows = [f"{i:>3} " + "".join(f"{t:<{width}}" for t in grid[i]).rstrip() for i in range(self.rows)]
-
-        step, limit = int(state.step), int(params.max_episode_steps)
-        lines = [f"Step {step} of {limit}. Food left: {int((flvl > 0).sum())}."]
-        if agent is not None:
-            me = pos[agent]
-            mine = f", level {lvl[agent]}," if self.observe_agent_levels else ""
-            lines.append(f"You are agent {self._label(agent)}{mine} at row {me[0]}, column {me[1]}.")
-        lines += [head, *rows]
-        legend = "Legend: . empty, F3 food of level 3"
-        legend += ", A2 agent A with level 2" if show_lvl else ", A agent A"
-        legend += ", ** two agents on one cell"
-        lines.append(legend + (", ? outside your sight." if agent is not None else "."))
-
-        def where(p) -> str:
-            text = f"row {p[0]}, column {p[1]}"
-            if agent is None:
-                return text
-            dr, dc = int(p[0] - pos[agent][0]), int(p[1] - pos[agent][1])
-            rel = [f"{abs(dr)} {'south' if dr > 0 else 'north'}"] if dr else []
-            rel += [f"{abs(dc)} {'east' if dc > 0 else 'west'}"] if dc else []
-            return f"{text} ({', '.join(rel) or 'here'})"
-
-        shown = sorted(np.flatnonzero(seen_food), key=lambda f: (fpos[f][0], fpos[f][1]))
-        foods = [f"level {flvl[f]} at {where(fpos[f])}" for f in shown]
-        lines.append(("Food: " + "; ".join(foods) + ".") if foods else "No food in sight.")
-        others = [i for i in np.flatnonzero(seen_agents) if i != agent]
-        if others:
-            desc = [
-                f"{self._label(i)}" + (f" (level {lvl[i]})" if show_lvl else "") + f" at {where(pos[i])}"
-                for i in others
-            ]
-            lines.append(("Other agents: " if agent is not None else "Agents: ") + "; ".join(desc) + ".")
-        return "\n".join(lines)
+        return viewer.render_text(self, state, agent, self.default_params if params is None else params)
 
     # ------------------------------------------------------------------ pixels
     def render_rgb(self, state: LBFState, params: LBFParams | None = None, cell: int = 32) -> np.ndarray:
         """uint8 ``[rows * cell, cols * cell, 3]``: food green squares, agents coloured discs, levels as digits."""
-        pos, lvl, fpos, flvl, alive, _, _ = self._host_view(state, None)
-        img = np.full((self.rows * cell, self.cols * cell, 3), 238, np.uint8)
-        img[::cell, :] = 190
-        img[:, ::cell] = 190
-        yy, xx = np.mgrid[0:cell, 0:cell]
-        centre = (cell - 1) / 2
-        disc = (yy - centre) ** 2 + (xx - centre) ** 2 <= (0.42 * cell) ** 2
-        for f in np.flatnonzero(alive):
-            y, x = fpos[f] * cell
-            m = max(2, cell // 8)
-            img[y + m : y + cell - m, x + m : x + cell - m] = (70, 160, 70)
-            _draw_number(img, y, x, cell, int(flvl[f]), (255, 255, 255))
-        for i in range(self.num_agents):
-            y, x = pos[i] * cell
-            img[y : y + cell, x : x + cell][disc] = _PALETTE[i % len(_PALETTE)]
-            _draw_number(img, y, x, cell, int(lvl[i]), (255, 255, 255))
-        return img
-
-
-# Agent labels in text; no "F", which marks food.
-_LETTERS = "ABCDEGHIJKLMNOPQRSTUVWXYZ"
-_PALETTE = np.array(
-    [[52, 101, 164], [204, 0, 0], [245, 121, 0], [117, 80, 123], [193, 125, 17], [32, 74, 135], [164, 0, 0]],
-    np.uint8,
-)
-# 3 x 5 pixel digits, one string of 15 bits per digit (rows top to bottom).
-_DIGITS = np.array(
-    [
-        [int(b) for b in bits]
-        for bits in (
-            "111101101101111",
-            "010110010010111",
-            "111001111100111",
-            "111001111001111",
-            "101101111001001",
-            "111100111001111",
-            "111100111101111",
-            "111001001001001",
-            "111101111101111",
-            "111101111001111",
-        )
-    ],
-    bool,
-).reshape(10, 5, 3)
-
-
-def _draw_number(img: np.ndarray, y: int, x: int, cell: int, value: int, color) -> None:
-    """Draw ``value`` centred in the cell whose top-left pixel is (y, x)."""
-    text = str(value)
-    scale = max(1, cell // 12)
-    w = len(text) * 4 * scale - scale
-    h = 5 * scale
-    y0, x0 = y + (cell - h) // 2, x + (cell - w) // 2
-    for k, ch in enumerate(text):
-        glyph = np.kron(_DIGITS[int(ch)], np.ones((scale, scale), bool))
-        gx = x0 + k * 4 * scale
-        region = img[y0 : y0 + h, gx : gx + 3 * scale]
-        region[glyph[: region.shape[0], : region.shape[1]]] = color
+        return viewer.render_rgb(self, state, cell)

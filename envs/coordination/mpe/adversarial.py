@@ -64,7 +64,7 @@ class SimpleTag(MPEEnv):
     - **Rewards**: a good agent gets ``-10`` per adversary touching it and ``-sum_xy bound(|x|)``
       for leaving the arena (0 below 0.9, ``10 (x - 0.9)`` to 1, then ``min(exp(2x - 2), 10)``);
       every adversary gets ``+10`` per touching (adversary, good) pair.
-    - **Episode**: exactly ``max_cycles`` (default 25) steps, then ``truncated``.
+    - **Episode**: exactly ``max_steps`` (default 25) steps, then ``truncated``.
     - **Reset**: agents uniform in ``[-1, 1]^2``, obstacles in ``[-0.9, 0.9]^2``.
     - **Reference**: mpe2 ``simple_tag_v3``.
     - **Version**: v0.
@@ -77,7 +77,8 @@ class SimpleTag(MPEEnv):
         num_obstacles: int = 2,
         *,
         continuous_actions: bool = False,
-        max_cycles: int = 25,
+        max_steps: int | None = None,
+        max_cycles: int | None = None,
         illegal_action: str = "replace",
     ):
         super().__init__(illegal_action=illegal_action)
@@ -107,6 +108,7 @@ class SimpleTag(MPEEnv):
             ["adversary", "good"],
             [base + 2 * g] * a + [base + 2 * (g - 1)] * g,
             continuous_actions=continuous_actions,
+            max_steps=max_steps,
             max_cycles=max_cycles,
         )
         self.num_adversaries, self.num_good = a, g
@@ -149,7 +151,7 @@ class SimpleAdversary(MPEEnv):
       adversary ``[landmark_rel_pos(2N), other_rel_pos(2N)]`` (padded with zeros).
     - **Rewards**: adversary ``-|p_adv - p_goal|``; good agents (shared)
       ``-min_good |p_good - p_goal| + |p_adv - p_goal|``.
-    - **Episode**: exactly ``max_cycles`` (default 25) steps, then ``truncated``.
+    - **Episode**: exactly ``max_steps`` (default 25) steps, then ``truncated``.
     - **Reset**: positions uniform in ``[-1, 1]^2``; goal landmark uniform (``state.goal[0]``).
     - **Reference**: mpe2 ``simple_adversary_v3``.
     - **Version**: v0.
@@ -162,7 +164,8 @@ class SimpleAdversary(MPEEnv):
         num_good: int = 2,
         *,
         continuous_actions: bool = False,
-        max_cycles: int = 25,
+        max_steps: int | None = None,
+        max_cycles: int | None = None,
         illegal_action: str = "replace",
     ):
         super().__init__(illegal_action=illegal_action)
@@ -177,6 +180,7 @@ class SimpleAdversary(MPEEnv):
             ["adversary", "good"],
             [4 * g] + [4 * g + 2] * g,
             continuous_actions=continuous_actions,
+            max_steps=max_steps,
             max_cycles=max_cycles,
         )
 
@@ -219,7 +223,7 @@ class SimplePush(MPEEnv):
       landmark_colors(6), other_rel_pos(2)]`` (19; the colours tell which landmark is the goal);
       adversary ``[self_vel(2), landmark_rel_pos(4), other_rel_pos(2)]`` (8, padded to 19).
     - **Rewards**: good ``-|p_good - p_goal|``; adversary ``|p_good - p_goal| - |p_adv - p_goal|``.
-    - **Episode**: exactly ``max_cycles`` (default 25) steps, then ``truncated``.
+    - **Episode**: exactly ``max_steps`` (default 25) steps, then ``truncated``.
     - **Reset**: positions uniform in ``[-1, 1]^2``; goal landmark uniform (``state.goal[0]``).
     - **Reference**: mpe2 ``simple_push_v3``.
     - **Version**: v0.
@@ -229,7 +233,12 @@ class SimplePush(MPEEnv):
     _LANDMARK_RGB = np.array([[0.1, 0.9, 0.1], [0.1, 0.1, 0.9]], np.float32)
 
     def __init__(
-        self, *, continuous_actions: bool = False, max_cycles: int = 25, illegal_action: str = "replace"
+        self,
+        *,
+        continuous_actions: bool = False,
+        max_steps: int | None = None,
+        max_cycles: int | None = None,
+        illegal_action: str = "replace",
     ):
         super().__init__(illegal_action=illegal_action)
         layout = Layout.build([0.05] * 2, [0.05] * 2, dim_c=2, agent_collide=True)
@@ -240,6 +249,7 @@ class SimplePush(MPEEnv):
             ["adversary", "good"],
             [8, 19],
             continuous_actions=continuous_actions,
+            max_steps=max_steps,
             max_cycles=max_cycles,
         )
 
@@ -297,7 +307,7 @@ class SimpleWorldComm(MPEEnv):
     - **Rewards**: good ``-5`` per touching adversary, ``-2 sum_xy bound(|x|)`` (see simple_tag),
       ``+2`` per food it touches, ``-0.05 min_food |p - p_food|``; adversaries and leader
       ``+5`` per touching (good, adversary) pair and ``-0.1 min_good |p - p_good|``.
-    - **Episode**: exactly ``max_cycles`` (default 25) steps, then ``truncated``.
+    - **Episode**: exactly ``max_steps`` (default 25) steps, then ``truncated``.
     - **Reset**: agents uniform in ``[-1, 1]^2``, every landmark in ``[-0.9, 0.9]^2``.
     - **Reference**: mpe2 ``simple_world_comm_v3``.
     - **Version**: v0.
@@ -312,7 +322,8 @@ class SimpleWorldComm(MPEEnv):
         num_forests: int = 2,
         *,
         continuous_actions: bool = False,
-        max_cycles: int = 25,
+        max_steps: int | None = None,
+        max_cycles: int | None = None,
         illegal_action: str = "replace",
     ):
         super().__init__(illegal_action=illegal_action)
@@ -350,6 +361,7 @@ class SimpleWorldComm(MPEEnv):
             ["leader", "adversary", "good"],
             [base + 2 * g + 4] * a + [base + 2 * (g - 1)] * g,
             continuous_actions=continuous_actions,
+            max_steps=max_steps,
             max_cycles=max_cycles,
         )
         self.num_adversaries, self.num_good = a, g

@@ -27,7 +27,7 @@ class SimpleReference(MPEEnv):
       (21): ``goal_color`` is the colour of the landmark the *other* agent must reach.
     - **Rewards**: ``r_i = -|p_other - p_goal_i|``; each agent gets
       ``mean(r) * (1 - local_ratio) + r_i * local_ratio`` (``params.local_ratio``, default 0.5).
-    - **Episode**: exactly ``max_cycles`` (default 25) steps, then ``truncated``.
+    - **Episode**: exactly ``max_steps`` (default 25) steps, then ``truncated``.
     - **Reset**: positions uniform in ``[-1, 1]^2``; each agent's goal landmark uniform.
       ``state.goal[i]`` is the landmark agent ``i`` wants the other to reach.
     - **Reference**: mpe2 ``simple_reference_v3``.
@@ -41,7 +41,8 @@ class SimpleReference(MPEEnv):
         *,
         local_ratio: float = 0.5,
         continuous_actions: bool = False,
-        max_cycles: int = 25,
+        max_steps: int | None = None,
+        max_cycles: int | None = None,
         illegal_action: str = "replace",
     ):
         super().__init__(illegal_action=illegal_action)
@@ -53,6 +54,7 @@ class SimpleReference(MPEEnv):
             ["agent"],
             [21, 21],
             continuous_actions=continuous_actions,
+            max_steps=max_steps,
             max_cycles=max_cycles,
             local_ratio=local_ratio,
         )
@@ -92,7 +94,7 @@ class SimpleSpeakerListener(MPEEnv):
     - **Observation**: speaker ``[goal_color(3)]``; listener ``[self_vel(2), landmark_rel_pos(6),
       speaker_comm(3)]`` (11). Padded to 11; padding is 0.
     - **Rewards**: both get ``-|p_listener - p_goal|^2``.
-    - **Episode**: exactly ``max_cycles`` (default 25) steps, then ``truncated``.
+    - **Episode**: exactly ``max_steps`` (default 25) steps, then ``truncated``.
     - **Reset**: positions uniform in ``[-1, 1]^2``; goal landmark uniform (``state.goal[0]``).
     - **Reference**: mpe2 ``simple_speaker_listener_v4``.
     - **Version**: v0.
@@ -101,7 +103,12 @@ class SimpleSpeakerListener(MPEEnv):
     num_goals = 1
 
     def __init__(
-        self, *, continuous_actions: bool = False, max_cycles: int = 25, illegal_action: str = "replace"
+        self,
+        *,
+        continuous_actions: bool = False,
+        max_steps: int | None = None,
+        max_cycles: int | None = None,
+        illegal_action: str = "replace",
     ):
         super().__init__(illegal_action=illegal_action)
         layout = Layout.build(
@@ -119,6 +126,7 @@ class SimpleSpeakerListener(MPEEnv):
             ["speaker", "listener"],
             [3, 11],
             continuous_actions=continuous_actions,
+            max_steps=max_steps,
             max_cycles=max_cycles,
         )
 
@@ -156,7 +164,7 @@ class SimpleCrypto(MPEEnv):
     - **Rewards**: with ``g`` the goal vector and ``c_x`` each agent's last message (a message
       of all zeros is ignored): Eve ``-|c_eve - g|^2``; Alice and Bob
       ``-|c_bob - g|^2 + |c_eve - g|^2``.
-    - **Episode**: exactly ``max_cycles`` (default 25) steps, then ``truncated``.
+    - **Episode**: exactly ``max_steps`` (default 25) steps, then ``truncated``.
     - **Reset**: goal and key independent and uniform over the 2 landmarks (``state.goal`` =
       ``[goal, key]``); positions uniform in ``[-1, 1]^2`` (unused).
     - **Reference**: mpe2 ``simple_crypto_v3``.
@@ -166,7 +174,12 @@ class SimpleCrypto(MPEEnv):
     num_goals = 2
 
     def __init__(
-        self, *, continuous_actions: bool = False, max_cycles: int = 25, illegal_action: str = "replace"
+        self,
+        *,
+        continuous_actions: bool = False,
+        max_steps: int | None = None,
+        max_cycles: int | None = None,
+        illegal_action: str = "replace",
     ):
         super().__init__(illegal_action=illegal_action)
         layout = Layout.build(
@@ -179,6 +192,7 @@ class SimpleCrypto(MPEEnv):
             ["adversary", "listener", "speaker"],
             [4, 8, 8],
             continuous_actions=continuous_actions,
+            max_steps=max_steps,
             max_cycles=max_cycles,
         )
 

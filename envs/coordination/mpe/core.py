@@ -41,7 +41,12 @@ DAMPING = 0.25
 CONTACT_FORCE = 1e2
 CONTACT_MARGIN = 1e-3
 DEFAULT_ACCEL = 5.0
-NUM_MOVES = 5  # no-op, left, right, down, up
+#: A movable agent's moves (mpe2's order), and their indices.
+MOVES = ("no-op", "left", "right", "down", "up")
+NOOP, LEFT, RIGHT, DOWN, UP = range(len(MOVES))
+NUM_MOVES = len(MOVES)
+#: Episode length in steps of every scenario unless ``max_steps`` says otherwise (mpe2's default).
+DEFAULT_MAX_STEPS = 25
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -128,10 +133,11 @@ class MPEState:
 
 @struct.dataclass
 class MPEParams(EnvParams):
-    """``max_cycles``: episode length in steps (truncation); ``local_ratio``: weight of each
-    agent's local reward against the shared one (used by simple_spread and simple_reference)."""
+    """``max_steps``: episode length in steps (truncation; mpe2's ``max_cycles``);
+    ``local_ratio``: weight of each agent's local reward against the shared one (used by
+    simple_spread and simple_reference)."""
 
-    max_cycles: jax.Array
+    max_steps: jax.Array
     local_ratio: jax.Array
 
 
@@ -257,6 +263,9 @@ class MPEEnv(MultiAgentEnv[MPEState, MPEParams]):
     a vector in ``[0, 1]``, ``[noop, left, right, down, up]`` (force ``right - left``,
     ``up - down``) followed by the ``dim_c`` message, or only the message for immovable agents;
     padded dimensions are ignored and masked False.
+
+    Horizon: every scenario takes ``max_steps`` (default 25), the keyword alem's other envs
+    use; ``max_cycles``, mpe2's name for it, is accepted as an alias (not both at once).
     """
 
     stochastic: ClassVar[bool] = True  # reset draws positions and goals; steps draw nothing
@@ -275,11 +284,21 @@ class MPEEnv(MultiAgentEnv[MPEState, MPEParams]):
         obs_dims: Sequence[int],
         *,
         continuous_actions: bool,
-        max_cycles: int,
+        max_steps: int | None = None,
+        max_cycles: int | None = None,
         local_ratio: float = 0.5,
     ) -> None:
-        if int(max_cycles) < 1:
-            raise EnvArgumentError(f"{type(self).__name__}: max_cycles must be >= 1, got {max_cycles}")
+        """Set the static description; ``max_cycles`` is mpe2's name for ``max_steps``."""
+        name = type(self).__name__
+        if max_steps is not None and max_cycles is not None:
+            raise EnvArgumentError(
+                f"{name}: pass max_steps or max_cycles (mpe2's name for it), not both; "
+                f"got max_steps={max_steps} and max_cycles={max_cycles}"
+            )
+        key, max_steps = ("max_cycles", max_cycles) if max_cycles is not None else ("max_steps", max_steps)
+        max_steps = DEFAULT_MAX_STEPS if max_steps is None else max_steps
+        if int(max_steps) < 1:
+            raise EnvArgumentError(f"{name}: {key} must be >= 1, got {max_steps}")
         if not 0.0 <= float(local_ratio) <= 1.0:
             raise EnvArgumentError(f"{type(self).__name__}: local_ratio must be in [0, 1], got {local_ratio}")
         self.layout = layout
@@ -289,7 +308,7 @@ class MPEEnv(MultiAgentEnv[MPEState, MPEParams]):
         self.obs_dims = tuple(int(d) for d in obs_dims)
         self.obs_width = max(self.obs_dims)
         self.continuous_actions = bool(continuous_actions)
-        self._max_cycles = int(max_cycles)
+        self._max_steps = int(max_steps)
         self._local_ratio = float(local_ratio)
         a, c = layout.num_agents, layout.dim_c
         mov = layout.movable[:a]
@@ -309,17 +328,17 @@ class MPEEnv(MultiAgentEnv[MPEState, MPEParams]):
     # ------------------------------------------------------------------ description
     @property
     def default_params(self) -> MPEParams:
-        return MPEParams(max_cycles=jnp.int32(self._max_cycles), local_ratio=jnp.float32(self._local_ratio))
+        return MPEParams(max_steps=jnp.int32(self._max_steps), local_ratio=jnp.float32(self._local_ratio))
 
     def check_params(self, params: MPEParams) -> None:
-        """The type, and where concrete: ``max_cycles >= 1`` and ``local_ratio`` in [0, 1]."""
+        """The type, and where concrete: ``max_steps >= 1`` and ``local_ratio`` in [0, 1]."""
         super().check_params(params)
-        self._check_param_range(params, "max_cycles", 1)
+        self._check_param_range(params, "max_steps", 1)
         self._check_param_range(params, "local_ratio", 0.0, 1.0)
 
     @property
     def episode_steps_hint(self) -> float:
-        return float(self._max_cycles)
+        return float(self._max_steps)
 
     def observation_space(self, agent: int | None = None) -> spaces.Space:
         """Real entries are unbounded; padded entries (beyond ``obs_dims[i]``) are always 0."""
@@ -352,13 +371,13 @@ class MPEEnv(MultiAgentEnv[MPEState, MPEParams]):
     def action_mask(self, state: MPEState, params: MPEParams) -> jax.Array:
         return jnp.asarray(self._act_mask)
 
-    def _sanitize_actions(
+    def sanitize_actions(
         self, state: MPEState, actions: jax.Array, params: MPEParams
     ) -> tuple[jax.Array, jax.Array]:
         """The base class's rule (an illegal action becomes the first legal one, 0) for a mask
         that never changes: elementwise range checks instead of a gather from the mask."""
         if self.continuous_actions:
-            return super()._sanitize_actions(state, actions, params)
+            return super().sanitize_actions(state, actions, params)
         legal = (actions >= 0) & (actions < jnp.asarray(self._act_dims, actions.dtype))
         return jnp.where(legal, actions, 0), ~legal
 
@@ -420,8 +439,8 @@ class MPEEnv(MultiAgentEnv[MPEState, MPEParams]):
             both = mov & speaks
             move = jnp.where(both, actions % NUM_MOVES, actions) if both.any() else actions
             word = jnp.where(both, actions // NUM_MOVES, actions) if both.any() else actions
-            ux = (move == 2).astype(jnp.float32) - (move == 1).astype(jnp.float32)
-            uy = (move == 4).astype(jnp.float32) - (move == 3).astype(jnp.float32)
+            ux = (move == RIGHT).astype(jnp.float32) - (move == LEFT).astype(jnp.float32)
+            uy = (move == UP).astype(jnp.float32) - (move == DOWN).astype(jnp.float32)
             u = jnp.stack([ux, uy], axis=-1)
             comm = jax.nn.one_hot(word, c, dtype=jnp.float32) if c > 0 else jnp.zeros((a, 0), jnp.float32)
         if speaks.all():
@@ -442,7 +461,7 @@ class MPEEnv(MultiAgentEnv[MPEState, MPEParams]):
         pos, vel = physics_step(self.layout, state.pos, state.vel, u, zero)
         state = state.replace(pos=pos, vel=vel, comm=comm, step=state.step + 1)
         reward = self.rewards(state, params).astype(jnp.float32)
-        return state, self._timestep(state, params, reward, state.step >= params.max_cycles)
+        return state, self._timestep(state, params, reward, state.step >= params.max_steps)
 
     def _timestep(
         self, state: MPEState, params: MPEParams, reward: jax.Array, truncated: jax.Array

@@ -22,14 +22,19 @@ class Simple(MPEEnv):
       a ``Box(0, 1, (5,))`` (force ``(a2 - a1, a4 - a3) * 5``).
     - **Observation**: ``[self_vel(2), landmark_rel_pos(2)]`` (4).
     - **Rewards**: ``-|p_agent - p_landmark|^2`` after each step.
-    - **Episode**: exactly ``max_cycles`` (default 25) steps, then ``truncated``; never ``terminated``.
+    - **Episode**: exactly ``max_steps`` (default 25) steps, then ``truncated``; never ``terminated``.
     - **Reset**: agent and landmark uniform in ``[-1, 1]^2``, velocities 0.
     - **Reference**: mpe2 ``simple_v3`` (obs, rewards, truncation checked step by step).
     - **Version**: v0.
     """
 
     def __init__(
-        self, *, continuous_actions: bool = False, max_cycles: int = 25, illegal_action: str = "replace"
+        self,
+        *,
+        continuous_actions: bool = False,
+        max_steps: int | None = None,
+        max_cycles: int | None = None,
+        illegal_action: str = "replace",
     ):
         super().__init__(illegal_action=illegal_action)
         layout = Layout.build([0.05], [0.05], dim_c=0, agent_collide=False)
@@ -40,6 +45,7 @@ class Simple(MPEEnv):
             ["agent"],
             [4],
             continuous_actions=continuous_actions,
+            max_steps=max_steps,
             max_cycles=max_cycles,
         )
 
@@ -68,7 +74,7 @@ class SimpleSpread(MPEEnv):
     - **Rewards**: ``global * (1 - local_ratio) + local * local_ratio`` with
       ``global = -sum_landmarks min_agents |p_a - p_l|`` (shared) and ``local = -(number of other
       agents overlapping this one)`` (radius 0.15 each). ``params.local_ratio`` defaults to 0.5.
-    - **Episode**: exactly ``max_cycles`` (default 25) steps, then ``truncated``; never
+    - **Episode**: exactly ``max_steps`` (default 25) steps, then ``truncated``; never
       ``terminated``. Unlike JaxMARL (26 transitions for ``max_steps=25``, logged returns
       multiplied by N), alem runs 25 transitions and reports each agent's own return.
     - **Reset**: agents and landmarks uniform in ``[-1, 1]^2``, velocities 0.
@@ -83,7 +89,8 @@ class SimpleSpread(MPEEnv):
         *,
         local_ratio: float = 0.5,
         continuous_actions: bool = False,
-        max_cycles: int = 25,
+        max_steps: int | None = None,
+        max_cycles: int | None = None,
         illegal_action: str = "replace",
     ):
         super().__init__(illegal_action=illegal_action)
@@ -98,6 +105,7 @@ class SimpleSpread(MPEEnv):
             ["agent"],
             [6 * n] * n,
             continuous_actions=continuous_actions,
+            max_steps=max_steps,
             max_cycles=max_cycles,
             local_ratio=local_ratio,
         )

@@ -43,7 +43,7 @@ def make_ref(env: LevelBasedForaging, params=None):
         field_size=(env.rows, env.cols),
         max_num_food=env.num_food,
         sight=env.sight,
-        max_episode_steps=int(p.max_episode_steps),
+        max_episode_steps=int(p.max_steps),
         force_coop=bool(p.force_coop),
         normalize_reward=bool(p.normalize_reward),
         observe_agent_levels=env.observe_agent_levels,
@@ -197,7 +197,7 @@ def ref_starts(env: LevelBasedForaging, seed: int, count: int) -> list[dict]:
 # Small crowded grids so collisions, shared cells and loads happen often. Each config is one compile
 # of the runner, so the default set is small and each covers several options.
 FAST_CONFIGS = {
-    "5x5_3p_2f_full": dict(grid_size=5, num_agents=3, num_food=2, max_episode_steps=30),
+    "5x5_3p_2f_full": dict(grid_size=5, num_agents=3, num_food=2, max_steps=30),
     "5x7_4p_3f_2s_nolevels_pen_nomask": dict(
         grid_size=(5, 7),
         num_agents=4,
@@ -229,7 +229,7 @@ SLOW_CONFIGS = {
         max_food_level=9,
     ),
     "8x8_3p_3f_grid_full": dict(grid_size=8, num_agents=3, num_food=3, grid_observation=True, penalty=0.1),
-    "4x9_5p_1f_1s": dict(grid_size=(4, 9), num_agents=5, num_food=1, sight=1, max_episode_steps=80),
+    "4x9_5p_1f_1s": dict(grid_size=(4, 9), num_agents=5, num_food=1, sight=1, max_steps=80),
 }
 
 
@@ -262,7 +262,7 @@ def test_matches_lbforaging_from_its_resets(name):
 @pytest.mark.parametrize("name", sorted(SLOW_CONFIGS))
 def test_matches_lbforaging_many_episodes(name):
     env = env_for(name)
-    limit = int(env.default_params.max_episode_steps)
+    limit = int(env.default_params.max_steps)
     starts = our_starts(env, seed=10, count=300)
     check_layouts(env, stack_states(starts))
     totals = compare_episodes(env, starts, seed=11, steps=limit)
@@ -310,7 +310,7 @@ N, S, W, E, L, X = 1, 2, 3, 4, 5, 0
 
 @pytest.fixture(scope="module")
 def env3():
-    return LevelBasedForaging(6, 3, 2, max_agent_level=3, penalty=0.25, max_episode_steps=10)
+    return LevelBasedForaging(6, 3, 2, max_agent_level=3, penalty=0.25, max_steps=10)
 
 
 def test_two_agents_entering_one_cell_both_stay(env3):
@@ -490,7 +490,7 @@ def test_spawn_distribution_matches_lbforaging(resets):
 def test_registered_presets_match_lbforaging_ids():
     env = alem.make("lbf-v0")
     assert (env.rows, env.cols, env.num_agents, env.num_food, env.sight) == (8, 8, 2, 2, 8)
-    assert int(env.default_params.max_episode_steps) == 50 and not bool(env.default_params.force_coop)
+    assert int(env.default_params.max_steps) == 50 and not bool(env.default_params.force_coop)
     assert bool(alem.make("lbf_8x8_2p_2f_coop-v0").default_params.force_coop)
     env = alem.make("lbf_2s_10x10_3p_3f-v0")
     assert (env.rows, env.num_agents, env.num_food, env.sight) == (10, 3, 3, 2)
@@ -514,6 +514,15 @@ def test_registered_presets_match_lbforaging_ids():
 def test_bad_configuration_raises(kwargs, match):
     with pytest.raises(alem.EnvArgumentError, match=match):
         LevelBasedForaging(**kwargs)
+
+
+def test_max_steps_and_its_lbforaging_alias():
+    assert int(LevelBasedForaging(max_steps=7).default_params.max_steps) == 7
+    assert int(LevelBasedForaging(max_episode_steps=7).default_params.max_steps) == 7
+    with pytest.raises(alem.EnvArgumentError, match="max_steps.*max_episode_steps"):
+        LevelBasedForaging(max_steps=7, max_episode_steps=7)
+    with pytest.raises(alem.EnvArgumentError, match="max_steps must be"):
+        LevelBasedForaging(max_steps=0)
 
 
 def test_parser_understands_aliases():

@@ -169,12 +169,12 @@ def test_crypto_ignores_silent_zero_messages():
     np.testing.assert_allclose(ts.reward, [0.0, -2.0, -2.0])
 
 
-def test_episodes_are_exactly_max_cycles_and_truncated():
+def test_episodes_are_exactly_max_steps_and_truncated():
     env = alem.make("mpe/simple_spread-v0")
     step = jax.jit(env.step)
     params = env.default_params
     for horizon in (25, 7):
-        p = params.replace(max_cycles=jnp.int32(horizon))
+        p = params.replace(max_steps=jnp.int32(horizon))
         state, ts = env.reset(jax.random.key(0), p)
         flags = []
         for t in range(horizon):
@@ -188,10 +188,21 @@ def test_bad_configuration_raises():
         alem.make("mpe/simple_spread-v0", num_agents=1)
     with pytest.raises(alem.EnvArgumentError, match="local_ratio"):
         alem.make("mpe/simple_spread-v0", local_ratio=1.5)
-    with pytest.raises(alem.EnvArgumentError, match="max_cycles"):
-        alem.make("mpe/simple_tag-v0", max_cycles=0)
+    with pytest.raises(alem.EnvArgumentError, match="max_steps"):
+        alem.make("mpe/simple_tag-v0", max_steps=0)
     with pytest.raises(alem.EnvArgumentError, match="num_food"):
         alem.make("mpe/simple_world_comm-v0", num_food=0)
+
+
+@pytest.mark.parametrize("env_id", ALL)
+def test_max_cycles_is_an_alias_of_max_steps(env_id):
+    assert int(alem.make(env_id).default_params.max_steps) == 25
+    assert int(alem.make(env_id, max_steps=9).default_params.max_steps) == 9
+    assert int(alem.make(env_id, max_cycles=7).default_params.max_steps) == 7
+    with pytest.raises(alem.EnvArgumentError, match="max_cycles must be >= 1"):
+        alem.make(env_id, max_cycles=0)
+    with pytest.raises(alem.EnvArgumentError, match=r"max_steps or max_cycles.*not both"):
+        alem.make(env_id, max_steps=9, max_cycles=9)
 
 
 @pytest.mark.parametrize("env_id", ALL)
