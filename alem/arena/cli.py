@@ -19,7 +19,7 @@ from alem.arena.table import format_table
 from alem.cli import hydra_app, hydra_overrides, hydra_run_dir, make_env, plain, resume_keys
 from alem.errors import ConfigError
 from alem.rundir import read_run_config
-from alem.text.backends import redact_url
+from alem.text.sanitize import redact_url
 
 __all__ = ["RESUME_FREE", "run", "main"]
 

@@ -22,7 +22,7 @@ import numpy as np
 from alem.arena.record import EpisodeRecord, Match
 from alem.core import TimeStep
 from alem.policies import Turn, host_view
-from alem.text.backends import gather_or_cancel, run_sync
+from alem.text.sync import gather_or_cancel, run_sync
 
 __all__ = ["episode_key", "LockStep", "play"]
 

@@ -23,7 +23,7 @@ from alem.arena.record import EPISODES_FILE, TRANSCRIPTS_FILE, EpisodeRecord, re
 from alem.cli import jsonable
 from alem.core import MultiAgentEnv
 from alem.rundir import read_jsonl
-from alem.text.policy import COUNTERS, decision_counts
+from alem.text.counters import COUNTERS, decision_counts
 
 __all__ = ["HIGH_FALLBACK_RATE", "ci95", "summarize_run"]
 

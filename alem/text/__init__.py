@@ -2,10 +2,19 @@
 
 - :mod:`alem.text.prompts`: chat prompts from ``rules_text`` / ``render_text`` / action names.
 - :mod:`alem.text.parsing`: structured (JSON schema) answers and a tolerant text parser.
-- :mod:`alem.text.backends`: OpenAI-compatible HTTP backend (retries, cache, health check),
-  scripted stand-ins.
+- :mod:`alem.text.backends`: every chat backend name in one place (re-exported from the modules below).
+- :mod:`alem.text.chat`: the :class:`~alem.text.chat.ChatBackend` interface and its :class:`Reply`.
+- :mod:`alem.text.openai`: the OpenAI-compatible HTTP backend (retries, limits, health check)
+  and the checks of its request settings.
+- :mod:`alem.text.completions`: reading chat-completions reply bodies (malformed ones raise).
+- :mod:`alem.text.cache`: :class:`RequestCache`, replies on disk (read-write, replay, re-record).
+- :mod:`alem.text.scripted`: :class:`ScriptedBackend`, a stand-in without a model.
+- :mod:`alem.text.sanitize`: URLs without secrets, text UTF-8 can hold.
+- :mod:`alem.text.sync`: running the bridge's coroutines from synchronous code.
+- :mod:`alem.text.testing`: :class:`~alem.text.testing.FakeChatServer`, a local server with fault injection.
 - :mod:`alem.text.local_server`: the embedded llama.cpp server with SmolLM2-135M-Instruct.
 - :mod:`alem.text.policy`: :class:`LLMPolicy`, the ``"llm"`` player of ``python -m alem.evaluate``.
+- :mod:`alem.text.counters`: the counters of its decision records (:func:`decision_counts`).
 
 Importing this package starts nothing and needs neither httpx nor xllamacpp.
 """

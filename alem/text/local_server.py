@@ -22,8 +22,7 @@ import threading
 import time
 from pathlib import Path
 
-from alem.errors import DependencyNotInstalled
-from alem.text.backends import BackendUnavailable
+from alem.errors import BackendUnavailable, DependencyNotInstalled
 
 __all__ = ["DEFAULT_MODEL_ALIAS", "default_model_path", "LocalLlamaServer", "acquire", "release"]
 

@@ -16,7 +16,7 @@ illegal, and otherwise plays the ``fallback``:
 
 Every decision is one transcript record (every prompt, reply, parse, retry,
 fallback, token count and latency), written and flushed as it completes; the
-counters of :func:`decision_counts` are computed from those records, so a
+counters of :func:`~alem.text.counters.decision_counts` are computed from those records, so a
 resumed evaluation counts exactly what its transcripts hold.
 """
 
@@ -32,75 +32,26 @@ import jax
 import numpy as np
 
 from alem.core import MultiAgentEnv
-from alem.errors import AlemError, EndpointFailing
+from alem.errors import AlemError, BackendConfigError, EndpointFailing, RequestFailed
 from alem.policies import Policy, Turn, host_view
 from alem.rundir import JsonlWriter
 from alem.text import local_server
-from alem.text.backends import (
-    CHECKED_SETTINGS,
-    BackendConfigError,
-    ChatBackend,
-    OpenAIChatBackend,
-    RequestCache,
-    RequestFailed,
-    ScriptedBackend,
-    check_settings,
-    gather_or_cancel,
-    run_sync,
-)
+from alem.text.cache import RequestCache
+from alem.text.chat import ChatBackend
+from alem.text.counters import COUNTERS, decision_counts
+from alem.text.openai import CHECKED_SETTINGS, OpenAIChatBackend, check_settings
 from alem.text.parsing import parse_reply
 from alem.text.prompts import feedback_prompt, system_prompt, turn_prompt
+from alem.text.scripted import ScriptedBackend
+from alem.text.sync import gather_or_cancel, run_sync
 
 __all__ = ["LLMPolicy", "EndpointFailing", "decision_counts", "COUNTERS", "FALLBACKS", "BACKENDS"]
 
 FALLBACKS = ("random", "first", "forfeit")
 BACKENDS = ("local", "openai", "scripted")
 
-#: Counters summed over decision records (see :func:`decision_counts`).
-COUNTERS = (
-    "decisions",
-    "requests",
-    "replies",
-    "ok",
-    "unparseable",
-    "illegal",
-    "api_errors",
-    "retried_errors",
-    "reprompts",
-    "fallbacks",
-    "cached",
-    "tokens_in",
-    "tokens_out",
-    "latency_s",
-)
-
-
 #: Characters of an unusable reply repeated back to the model in a re-prompt.
 MAX_ECHO_CHARS = 2000
-
-
-
-def decision_counts(record: dict[str, Any]) -> dict[str, float]:
-    """Counters of one decision record (one mechanism for live stats and for results from transcripts)."""
-    attempts = record.get("attempts", [])
-    c = dict.fromkeys(COUNTERS, 0.0)
-    c["decisions"] = 1
-    c["requests"] = len(attempts)
-    c["reprompts"] = max(len(attempts) - 1, 0)
-    c["fallbacks"] = int(record.get("fallback") is not None)
-    for a in attempts:
-        status = a.get("status")
-        if status == "api_error":
-            c["api_errors"] += 1
-        else:
-            c["replies"] += 1
-            c[status] += 1
-        c["retried_errors"] += len(a.get("retry_errors") or [])
-        c["cached"] += int(bool(a.get("cached")))
-        c["tokens_in"] += a.get("tokens_in") or 0
-        c["tokens_out"] += a.get("tokens_out") or 0
-        c["latency_s"] += a.get("latency_s") or 0.0
-    return c
 
 
 def _echo(reply: str) -> str:
@@ -127,7 +78,7 @@ class LLMPolicy(Policy):
             ``"openai"`` (any OpenAI-compatible endpoint at ``base_url``) or ``"scripted"``.
         base_url, model, api_key_env, temperature, top_p, max_tokens, structured, timeout_s,
             max_retries, backoff_s, backoff_cap_s, extra_body: see
-            :class:`~alem.text.backends.OpenAIChatBackend`.
+            :class:`~alem.text.openai.OpenAIChatBackend`.
         max_reply_bytes: the most of a reply body that is read (longer ones count as errors).
         max_consecutive_failures: the circuit breaker: after this many requests in a row that
             failed for good (after their retries), the run stops with :class:`EndpointFailing`
