@@ -7,16 +7,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from alem.envs.coordination.mpe.core import (
-    Layout,
-    MPEEnv,
-    MPEParams,
-    MPEState,
-    bound_penalty,
-    distances,
-    drop_diagonal,
-    pad_rows,
-)
+from alem.envs.coordination.mpe.core import MPEEnv, MPEParams, MPEState
+from alem.envs.coordination.mpe.physics import Layout, bound_penalty, distances, drop_diagonal, pad_rows
 from alem.errors import EnvArgumentError
 
 __all__ = ["SimpleTag", "SimpleAdversary", "SimplePush", "SimpleWorldComm"]

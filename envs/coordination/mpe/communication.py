@@ -6,7 +6,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from alem.envs.coordination.mpe.core import Layout, MPEEnv, MPEParams, MPEState, pad_rows
+from alem.envs.coordination.mpe.core import MPEEnv, MPEParams, MPEState
+from alem.envs.coordination.mpe.physics import Layout, pad_rows
 
 __all__ = ["SimpleReference", "SimpleSpeakerListener", "SimpleCrypto"]
 

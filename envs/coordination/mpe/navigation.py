@@ -6,7 +6,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from alem.envs.coordination.mpe.core import Layout, MPEEnv, MPEParams, MPEState, distances, drop_diagonal
+from alem.envs.coordination.mpe.core import MPEEnv, MPEParams, MPEState
+from alem.envs.coordination.mpe.physics import Layout, distances, drop_diagonal
 from alem.errors import EnvArgumentError
 
 __all__ = ["Simple", "SimpleSpread"]
