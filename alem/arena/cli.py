@@ -14,11 +14,13 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from alem.arena.evaluation import CLI, evaluate
-from alem.arena.players import build_players
-from alem.arena.table import format_table
+from alem.arena.players import build_player, build_players
+from alem.arena.table import format_table, format_tournament, write_tournament_results
+from alem.arena.tournament import MODES, Tournament, pairings, play_tournament, tournament_results
 from alem.cli import hydra_app, hydra_overrides, hydra_run_dir, make_env, plain, resume_keys
+from alem.core import MultiAgentEnv
 from alem.errors import ConfigError
-from alem.rundir import read_run_config
+from alem.rundir import claim, read_run_config, write_atomic
 from alem.text.sanitize import redact_url
 
 __all__ = ["RESUME_FREE", "run", "main"]
@@ -63,6 +65,11 @@ def run(cfg: DictConfig, output_dir: str | Path, overrides: list[str] | None = N
     current = OmegaConf.to_container(cfg, resolve=True)
     env = make_env(cfg.env)
     player_kwargs = current.get("player_kwargs") or {}
+    mode = cfg.get("mode") or "match"
+    if mode not in MODES:
+        raise ConfigError(f"mode must be one of {list(MODES)}, got {mode!r}")
+    if mode != "match":
+        return _run_tournament(cfg, env, run_dir, current, bool(resume))
     players = build_players(env, list(cfg.players), player_kwargs)
     labels = [p.label for p in players]
     current["players_resolved"] = labels
@@ -83,6 +90,44 @@ def run(cfg: DictConfig, output_dir: str | Path, overrides: list[str] | None = N
     finally:
         for p in players:
             p.close()
+    return results
+
+
+def _run_tournament(
+    cfg: DictConfig, env: MultiAgentEnv, run_dir: Path, current: dict, resume: bool
+) -> dict[str, Any]:
+    """``mode=round_robin`` / ``gauntlet``: build the pool, play every seating, rate the players."""
+    mode = cfg.mode
+    specs, panel = list(cfg.players), list(cfg.get("panel") or [])
+    if mode == "gauntlet" and not panel:
+        raise ConfigError("mode=gauntlet plays the players against a fixed panel: give panel=[spec, ...]")
+    if mode == "round_robin" and panel:
+        raise ConfigError("panel= is for mode=gauntlet; mode=round_robin pairs every player in players=")
+    player_kwargs = current.get("player_kwargs") or {}
+    pool = [build_player(env, spec, player_kwargs) for spec in [*specs, *panel]]
+    try:
+        t = Tournament(
+            env,
+            tuple(pool),
+            tuple(pairings(mode, len(specs), len(panel))),
+            cfg.episodes,
+            num_envs=cfg.num_envs,
+            seed=cfg.seed,
+            max_steps=cfg.get("max_steps"),
+            mode=mode,
+        )
+        current["output_dir"] = str(run_dir)
+        if not resume:
+            run_dir = claim(run_dir, cli=CLI)
+            run_dir.mkdir(parents=True, exist_ok=True)
+        write_atomic(run_dir / "config.yaml", OmegaConf.to_yaml(OmegaConf.create(_redacted(current))))
+        play_tournament(t, run_dir)
+    finally:
+        for p in pool:
+            p.close()
+    results = tournament_results(t, run_dir)
+    results["config"] = _redacted(current)
+    write_tournament_results(run_dir, results)
     return results
 
 
@@ -142,7 +187,7 @@ def _resumed_config(cfg: DictConfig, run_dir: Path, overrides: list[str]) -> Dic
 def _app(cfg: DictConfig) -> None:
     """The app's body: run, then print the table and where the results are."""
     results = run(cfg, cfg.get("output_dir") or hydra_run_dir(), hydra_overrides())
-    print(format_table(results), flush=True)
+    print(format_tournament(results) if "ratings" in results else format_table(results), flush=True)
     out = results["config"]["output_dir"]
     print(f"Results written to {Path(out) / 'results.json'}", flush=True)
 

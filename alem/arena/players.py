@@ -12,7 +12,7 @@ from alem.core import MultiAgentEnv
 from alem.errors import ConfigError
 from alem.policies import Policy, make_policy
 
-__all__ = ["parse_spec", "build_players", "seating", "label_of"]
+__all__ = ["parse_spec", "build_player", "build_players", "seating", "label_of"]
 
 
 def parse_spec(spec: str) -> tuple[str, str | None]:
@@ -42,19 +42,21 @@ def build_players(
             f"{env.id} has {n} seats {list(env.agents)}; give one player spec per seat or one for all, "
             f"got {len(specs)}: {specs}"
         )
-    players = []
-    for spec in specs:
-        name, arg = parse_spec(spec)
-        kwargs = dict((player_kwargs or {}).get(name) or {})
-        if arg is not None:
-            kwargs["spec"] = arg
-        try:
-            policy = make_policy(name, env, **kwargs)
-        except TypeError as e:
-            raise ConfigError(f"player {spec!r}: {e}") from None
-        policy.label = spec  # how the seat is shown in the table
-        players.append(policy)
-    return players
+    return [build_player(env, spec, player_kwargs) for spec in specs]
+
+
+def build_player(env: MultiAgentEnv, spec: str, player_kwargs: dict[str, dict] | None = None) -> Policy:
+    """The policy of one player spec for ``env``, labelled with the spec (see :func:`build_players`)."""
+    name, arg = parse_spec(spec)
+    kwargs = dict((player_kwargs or {}).get(name) or {})
+    if arg is not None:
+        kwargs["spec"] = arg
+    try:
+        policy = make_policy(name, env, **kwargs)
+    except TypeError as e:
+        raise ConfigError(f"player {spec!r}: {e}") from None
+    policy.label = spec  # how the player is shown in the tables
+    return policy
 
 
 def seating(env: MultiAgentEnv, players: Sequence[Policy]) -> tuple[Policy, ...]:

@@ -12,7 +12,7 @@ from typing import Any
 from alem.arena.stats import HIGH_FALLBACK_RATE
 from alem.rundir import write_atomic
 
-__all__ = ["CSV_COLUMNS", "write_results", "format_table"]
+__all__ = ["CSV_COLUMNS", "RATING_COLUMNS", "write_results", "format_table", "write_tournament_results", "format_tournament"]
 
 #: The per-seat columns of ``results.csv`` (after ``env_id``), in order.
 CSV_COLUMNS = [
@@ -120,3 +120,67 @@ def _table_row(s: dict[str, Any]) -> list[str]:
         tokens,
         latency,
     ]
+
+
+#: The columns of a tournament's ``ratings.csv``, in order.
+RATING_COLUMNS = ["label", "elo", "ci_low", "ci_high", "mu", "sigma", "games", "wins", "draws", "losses"]
+
+
+def write_tournament_results(run_dir: str | Path, results: dict[str, Any]) -> None:
+    """Write a tournament's ``results.json`` and ``ratings.csv`` in ``run_dir``, each atomically."""
+    run_dir = Path(run_dir)
+    write_atomic(run_dir / "results.json", json.dumps(results, indent=2, default=str) + "\n")
+    buf = io.StringIO(newline="")
+    w = csv.DictWriter(buf, fieldnames=["env_id", *RATING_COLUMNS], extrasaction="ignore")
+    w.writeheader()
+    for row in results["ratings"]:
+        w.writerow({"env_id": results["env_id"], **{k: row.get(k) for k in RATING_COLUMNS}})
+    write_atomic(run_dir / "ratings.csv", buf.getvalue())
+
+
+def format_tournament(results: dict[str, Any]) -> str:
+    """A tournament's ratings, one row per player (best first), then the pairwise score matrix."""
+    expl = results.get("exploitability")
+    perfect = results.get("vs_perfect")
+    head = ["player", "Elo", "95% CI", "OpenSkill mu ± sigma", "games", "W/D/L"]
+    if perfect:
+        head.append(f"vs {perfect['player']} W/D/L")
+    if expl:
+        head.append("exploitability")
+    rows = []
+    for r in results["ratings"]:
+        row = [
+            r["label"],
+            f"{r['elo']:+.0f}",
+            f"[{r['ci_low']:+.0f}, {r['ci_high']:+.0f}]" if r.get("ci_low") is not None else "-",
+            f"{r['mu']:.1f} ± {r['sigma']:.1f}",
+            str(r["games"]),
+            f"{r['wins']}/{r['draws']}/{r['losses']}",
+        ]
+        if perfect:
+            wdl = perfect["win_draw_loss"].get(r["label"])
+            row.append("/".join(map(str, wdl)) if wdl else "-")
+        if expl:
+            row.append(_f(expl.get(r["label"]), ".4f"))
+        rows.append(row)
+    widths = [max(len(str(x[k])) for x in [head, *rows]) for k in range(len(head))]
+    lines = [
+        f"{results['env_id']} {results['mode']}: {len(results['players'])} players, "
+        f"{len(results['seatings'])} seatings x {results['episodes_per_seating']} episodes "
+        f"(the same deals from every seat), {results['games']} games"
+        + ("" if results["complete"] else " (incomplete)"),
+        "  ".join(h.ljust(wd) for h, wd in zip(head, widths, strict=True)),
+    ]
+    lines += ["  ".join(str(c).ljust(wd) for c, wd in zip(r, widths, strict=True)) for r in rows]
+    lines.append(
+        "Elo: Bradley-Terry maximum likelihood (a draw is half a win), 95% bootstrap CI over games; "
+        "a game is won by the higher return"
+    )
+    short = [n if len(n) <= 12 else n[:11] + "~" for n in results["players"]]
+    first, col = max(len(n) for n in short), max(6, *(len(n) for n in short))
+    lines.append("mean score of row against column (1: always won, 0.5: even):")
+    lines.append(" " * first + "  " + "  ".join(n.rjust(col) for n in short))
+    for name, row in zip(short, results["pairwise_score"], strict=True):
+        cells = ("-" if v is None else f"{v:.2f}" for v in row)
+        lines.append(name.ljust(first) + "  " + "  ".join(c.rjust(col) for c in cells))
+    return "\n".join(lines)

@@ -1,0 +1,203 @@
+"""Tournaments: every pairing of a pool of players, from every seat, on the same deals, then ratings.
+
+``python -m alem.evaluate mode=round_robin players=[a,b,c]`` plays every ordered pair of
+distinct players (``a`` as the first seat against ``b``, and ``b`` first against ``a``);
+``mode=gauntlet players=[a,b] panel=[x,y]`` plays each challenger against each member of a
+fixed panel, from both seats. Every pairing plays episodes ``0..episodes-1`` with the same
+``seed``, so episode ``e`` is the same deal in every pairing and from every seat.
+
+Each pairing is an ordinary arena run in ``<run dir>/matches/<k>_<a>__<b>/`` (its own
+``episodes.jsonl`` and results), so an interrupted tournament resumes exactly: finished
+pairings are kept, the interrupted one finishes its missing episodes, the rest are played.
+The tournament's ``results.json`` and ``ratings.csv`` are computed from those files alone
+(:func:`tournament_results`): per player Bradley–Terry Elo with a bootstrap CI and OpenSkill
+(:mod:`alem.arena.ratings`), W/D/L, and the pairwise score matrix; for Kuhn and Leduc poker
+each player's exploitability, and for any env the result against its perfect player
+(tic-tac-toe's minimax) when that player is in the pool.
+
+Only two-seat envs can be paired; a game is won by the seat with the higher return.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from alem.arena.evaluation import evaluate
+from alem.arena.players import label_of
+from alem.arena.record import EPISODES_FILE, read_episodes
+from alem.cli import jsonable
+from alem.core import MultiAgentEnv
+from alem.errors import ConfigError, require_positive_int
+from alem.policies import Policy
+
+__all__ = [
+    "MODES",
+    "PERFECT_PLAYERS",
+    "Tournament",
+    "pairings",
+    "play_tournament",
+    "games_of",
+    "tournament_results",
+]
+
+#: ``mode`` values: one match (the seats as given), or a tournament over a pool.
+MODES = ("match", "round_robin", "gauntlet")
+#: Env name -> the player that plays it perfectly (the "vs perfect play" column).
+PERFECT_PLAYERS = {"tic_tac_toe": "minimax"}
+#: Where the pairings' run directories go inside the tournament's.
+MATCHES_DIR = "matches"
+
+
+def pairings(mode: str, num_players: int, panel: int = 0) -> list[tuple[int, int]]:
+    """Seatings ``(first seat, second seat)`` of player indices.
+
+    ``round_robin``: every ordered pair of distinct players among ``num_players``.
+    ``gauntlet``: players ``0..num_players-1`` are challengers and the next ``panel`` ones the
+    panel; each challenger meets each panel member from both seats.
+    """
+    if mode == "round_robin":
+        return [(a, b) for a in range(num_players) for b in range(num_players) if a != b]
+    if mode == "gauntlet":
+        panel_ids = range(num_players, num_players + panel)
+        return [s for c in range(num_players) for p in panel_ids for s in ((c, p), (p, c))]
+    raise ConfigError(f"mode must be one of {list(MODES)} for a tournament, got {mode!r}")
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Tournament:
+    """A checked tournament: ``players`` (the pool, labelled), the ``seatings`` to play, and the
+    match settings every pairing shares."""
+
+    env: MultiAgentEnv
+    players: tuple[Policy, ...]
+    seatings: tuple[tuple[int, int], ...]
+    episodes: int
+    num_envs: int = 8
+    seed: int = 0
+    max_steps: int | None = None
+    mode: str = "round_robin"
+
+    def __post_init__(self) -> None:
+        if self.env.num_agents != 2:
+            raise ConfigError(
+                f"mode={self.mode} pairs players in two-seat games; {self.env.id} has "
+                f"{self.env.num_agents} seats (play it with mode=match and one spec per seat)"
+            )
+        require_positive_int(self.episodes, "episodes", error=ConfigError)
+        labels = self.labels
+        if len(self.players) < 2:
+            raise ConfigError(f"mode={self.mode} needs at least two players, got {labels}")
+        dup = sorted({x for x in labels if labels.count(x) > 1})
+        if dup:
+            raise ConfigError(f"players must be distinct in a tournament; repeated: {dup}")
+        if not self.seatings:
+            raise ConfigError(f"mode={self.mode} with players {labels} has no pairing to play")
+
+    @property
+    def labels(self) -> list[str]:
+        return [label_of(p) for p in self.players]
+
+    def match_dir(self, run_dir: Path, k: int) -> Path:
+        """The run directory of seating ``k``: ``matches/<k>_<first>__<second>``."""
+        a, b = (re.sub(r"[^A-Za-z0-9._-]+", "-", self.labels[i])[:40] for i in self.seatings[k])
+        return run_dir / MATCHES_DIR / f"{k:03d}_{a}__{b}"
+
+
+def play_tournament(t: Tournament, run_dir: str | Path, *, progress: bool = True) -> None:
+    """Play every seating of ``t`` into its own run directory under ``run_dir``.
+
+    A seating whose directory exists is resumed (its finished episodes are kept), so calling
+    this again on an interrupted tournament plays only what is missing.
+    """
+    run_dir = Path(run_dir)
+    for k, (a, b) in enumerate(t.seatings):
+        match_dir = t.match_dir(run_dir, k)
+        done = read_episodes(match_dir / EPISODES_FILE, below=t.episodes)
+        if len(done) >= t.episodes:
+            continue
+        if progress:
+            print(f"pairing {k + 1}/{len(t.seatings)}: {t.labels[a]} (first) vs {t.labels[b]}", flush=True)
+        evaluate(
+            t.env,
+            [t.players[a], t.players[b]],
+            episodes=t.episodes,
+            num_envs=t.num_envs,
+            seed=t.seed,
+            max_steps=t.max_steps,
+            run_dir=match_dir,
+            labels=[t.labels[a], t.labels[b]],
+            config={"pairing": k, "players": [t.labels[a], t.labels[b]]},
+            resume=match_dir.exists(),
+            progress=False,
+        )
+
+
+def games_of(t: Tournament, run_dir: str | Path) -> list[tuple[int, int, float]]:
+    """Every finished game as ``(first seat's player, second seat's player, first seat's score)``,
+    score 1 / 0.5 / 0 for a higher / equal / lower return, in seating and episode order."""
+    out = []
+    for k, (a, b) in enumerate(t.seatings):
+        eps = read_episodes(t.match_dir(Path(run_dir), k) / EPISODES_FILE, below=t.episodes)
+        for e in sorted(eps):
+            r0, r1 = eps[e].returns[:2]
+            out.append((a, b, 1.0 if r0 > r1 else 0.5 if r0 == r1 else 0.0))
+    return out
+
+
+def _perfect_column(t: Tournament, games: Sequence[tuple[int, int, float]]) -> tuple[str, dict] | None:
+    name = PERFECT_PLAYERS.get(t.env.id.rsplit("-v", 1)[0])
+    if name is None or name not in t.labels:
+        return None
+    ref = t.labels.index(name)
+    wdl: dict[int, list[int]] = {i: [0, 0, 0] for i in range(len(t.players)) if i != ref}
+    for a, b, s in games:
+        if ref in (a, b) and a != b:
+            me, score = (a, s) if b == ref else (b, 1.0 - s)
+            wdl[me][0 if score == 1.0 else 1 if score == 0.5 else 2] += 1
+    return name, {t.labels[i]: v for i, v in wdl.items()}
+
+
+def _exploitability(t: Tournament) -> dict[str, float | None] | None:
+    from alem.envs.games.exploitability import player_exploitability
+    from alem.envs.games.poker import PokerEnv
+
+    if not isinstance(t.env.unwrapped if hasattr(t.env, "unwrapped") else t.env, PokerEnv):
+        return None
+    return {label_of(p): player_exploitability(t.env, p) for p in t.players}
+
+
+def tournament_results(t: Tournament, run_dir: str | Path, *, bootstrap: int = 200) -> dict[str, Any]:
+    """The tournament's results from its pairings' files: ratings, W/D/L, pairwise scores and
+    the game-theoretic columns (see the module docstring)."""
+    from alem.arena.ratings import Game, rate, win_matrix
+
+    raw = games_of(t, run_dir)
+    games = [Game(a, b, s) for a, b, s in raw]
+    labels = t.labels
+    rows = rate(games, labels, reps=bootstrap, seed=t.seed)
+    scores, counts = win_matrix(games, len(labels))
+    out: dict[str, Any] = {
+        "env_id": t.env.id,
+        "mode": t.mode,
+        "players": labels,
+        "seatings": [[labels[a], labels[b]] for a, b in t.seatings],
+        "episodes_per_seating": t.episodes,
+        "games": len(games),
+        "complete": len(games) == t.episodes * len(t.seatings),
+        "ratings": jsonable(rows),
+        "pairwise_score": jsonable(np.where(counts > 0, scores, np.nan)),
+        "pairwise_games": counts.astype(int).tolist(),
+    }
+    perfect = _perfect_column(t, raw)
+    if perfect is not None:
+        out["vs_perfect"] = {"player": perfect[0], "win_draw_loss": perfect[1]}
+    expl = _exploitability(t)
+    if expl is not None:
+        out["exploitability"] = expl
+    return out

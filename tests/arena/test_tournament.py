@@ -1,0 +1,89 @@
+"""alem.arena.tournament: pairings from every seat on the same deals, resume, ratings, CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hydra import compose, initialize_config_module
+
+import alem
+from alem.arena import tournament as tour
+from alem.arena.cli import run
+from alem.arena.players import build_player
+from alem.arena.record import EPISODES_FILE, read_episodes
+from alem.arena.table import format_tournament
+from alem.errors import ConfigError
+
+
+def cfg(*overrides):
+    with initialize_config_module(config_module="alem.configs", version_base=None):
+        return compose(config_name="evaluate", overrides=list(overrides))
+
+
+def test_pairings_cover_every_seat_once():
+    rr = tour.pairings("round_robin", 3)
+    assert len(rr) == 6 and len(set(rr)) == 6 and all(a != b for a, b in rr)
+    g = tour.pairings("gauntlet", 2, panel=2)  # challengers 0, 1; panel 2, 3
+    assert sorted(g) == sorted([(0, 2), (2, 0), (0, 3), (3, 0), (1, 2), (2, 1), (1, 3), (3, 1)])
+    with pytest.raises(ConfigError, match="mode must be one of"):
+        tour.pairings("swiss", 3)
+
+
+@pytest.fixture(scope="module")
+def ttt():
+    env = alem.make("tic_tac_toe-v0")
+    return env, [build_player(env, s) for s in ("minimax", "random")]
+
+
+def test_tournament_refuses_what_it_cannot_pair(ttt):
+    env, pool = ttt
+    with pytest.raises(ConfigError, match="two-seat games; public_goods-v0 has 4 seats"):
+        pe = alem.make("public_goods-v0")
+        tour.Tournament(pe, tuple(build_player(pe, s) for s in ("random", "random")), ((0, 1),), 2)
+    with pytest.raises(ConfigError, match="repeated"):
+        tour.Tournament(env, (pool[1], build_player(env, "random")), ((0, 1),), 2)
+    with pytest.raises(ConfigError, match="at least two players"):
+        tour.Tournament(env, (pool[0],), (), 2)
+
+
+def test_round_robin_plays_the_same_deals_from_both_seats_and_resumes(ttt, tmp_path):
+    env, pool = ttt
+    t = tour.Tournament(env, tuple(pool), tuple(tour.pairings("round_robin", 2)), 6, num_envs=3, seed=4)
+    # A tournament killed after its first pairing: only the second is played on resume.
+    tour.play_tournament(tour.Tournament(env, tuple(pool), t.seatings[:1], 6, num_envs=3, seed=4), tmp_path)
+    first = (t.match_dir(tmp_path, 0) / EPISODES_FILE).read_text()
+    tour.play_tournament(t, tmp_path, progress=False)
+    assert (t.match_dir(tmp_path, 0) / EPISODES_FILE).read_text() == first  # kept, not replayed
+    assert sorted(read_episodes(t.match_dir(tmp_path, 1) / EPISODES_FILE)) == list(range(6))
+
+    games = tour.games_of(t, tmp_path)
+    assert len(games) == 12
+    # Perfect play never loses, from either seat.
+    assert all((s >= 0.5) if a == 0 else (s <= 0.5) for a, b, s in games)
+    res = tour.tournament_results(t, tmp_path, bootstrap=50)
+    assert res["complete"] and res["games"] == 12
+    top = res["ratings"][0]
+    assert top["label"] == "minimax" and top["elo"] > res["ratings"][1]["elo"]
+    assert top["losses"] == 0 and top["wins"] + top["draws"] == 12
+    assert res["vs_perfect"]["player"] == "minimax"
+    assert res["vs_perfect"]["win_draw_loss"]["random"][0] == 0  # random never beats minimax
+    assert res["pairwise_score"][0][1] >= 0.5 and res["pairwise_score"][0][0] is None
+    text = format_tournament(res)
+    assert "vs minimax W/D/L" in text and text.index("minimax  ") < text.index("random  ")
+
+
+def test_cli_round_robin_writes_ratings_and_refuses_bad_input_before_writing(tmp_path):
+    out = run(cfg("env.id=tic_tac_toe-v0", "mode=round_robin", "players=[minimax,random]", "episodes=3"), tmp_path / "t")
+    assert [r["label"] for r in out["ratings"]] == ["minimax", "random"]
+    saved = json.loads((tmp_path / "t" / "results.json").read_text())
+    assert saved["ratings"] == out["ratings"] and saved["config"]["mode"] == "round_robin"
+    assert (tmp_path / "t" / "ratings.csv").read_text().splitlines()[0].startswith("env_id,label,elo")
+
+    with pytest.raises(ConfigError, match="panel="):
+        run(cfg("env.id=tic_tac_toe-v0", "mode=gauntlet", "players=[random]"), tmp_path / "g")
+    with pytest.raises(alem.AlemError, match="no policy 'minimx'"):
+        run(cfg("env.id=tic_tac_toe-v0", "mode=round_robin", "players=[minimx,random]"), tmp_path / "u")
+    with pytest.raises(ConfigError, match="mode must be one of"):
+        run(cfg("env.id=tic_tac_toe-v0", "mode=league"), tmp_path / "m")
+    assert not any((tmp_path / d).exists() for d in ("g", "u", "m"))
