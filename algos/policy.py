@@ -93,5 +93,57 @@ class CheckpointPolicy(Policy):
         )
         return actions[:, turn.agent]
 
+    def action_probs(self, obs: Any, mask: Any, agent: Any = 0) -> jax.Array:
+        """float32 ``[I, A]``: the probabilities with which this player picks each action.
+
+        The action-probability protocol of the arena's game-theoretic scores (see
+        :func:`alem.envs.games.exploitability.player_exploitability`): ``obs [I, ...]`` are
+        single agents' observations, ``mask`` bool ``[I, A]`` their legal actions, and
+        ``agent`` (an int or int ``[I]``) the seat each row belongs to (its role's
+        parameters and, with ``agent_id``, its id input). The rows go through the actor as
+        a batch of ``I`` envs, each row in its own agent's slot (the other slots are
+        zero-filled: decentralised actors see only their own observation). Illegal actions
+        get probability 0; a ``greedy`` player puts 1 on the actor's mode.
+        """
+        learner = self.learner
+        if learner.centralised or learner.head.continuous:
+            raise AlemError(
+                f"action_probs needs a decentralised categorical actor, not actor={learner.cfg.actor}"
+                + (" with continuous actions" if learner.head.continuous else "")
+            )
+        fn = self.__dict__.get("_action_probs")
+        if fn is None:
+            fn = self._action_probs = jax.jit(self._probs_batch)
+        obs = jnp.asarray(obs, jnp.float32)
+        mask = jnp.asarray(mask, bool)
+        agent = jnp.broadcast_to(jnp.asarray(agent, jnp.int32), obs.shape[:1])
+        return fn(self.params, obs, mask, agent)
+
+    def _probs_batch(self, params: Any, obs: jax.Array, mask: jax.Array, agent: jax.Array) -> jax.Array:
+        learner = self.learner
+        b, n = obs.shape[0], learner.n
+        slot = jax.nn.one_hot(agent, n, dtype=bool)  # [I, N]: each row's own agent
+        full_obs = jnp.where(slot.reshape(b, n, *(1,) * (obs.ndim - 1)), obs[:, None], 0.0)
+        full_mask = jnp.where(slot[..., None], mask[:, None], True)
+        hidden = learner.actor_net.initial_hidden((b, n))
+        _, _, _, logp = learner.act(
+            params,
+            hidden,
+            full_obs,
+            jnp.zeros((b, 0), jnp.float32),
+            full_mask,
+            jnp.ones((b,), bool),
+            jax.random.key(0),  # unused by the probabilities
+            greedy=self.greedy,
+        )
+        logp = logp[jnp.arange(b), agent]  # [I, A]
+        if self.greedy:
+            probs = jax.nn.one_hot(learner.head.mode(logp), logp.shape[-1], dtype=jnp.float32)
+        else:
+            probs = jnp.exp(logp)
+        probs = jnp.where(mask, probs, 0.0)
+        total = probs.sum(-1, keepdims=True)
+        return jnp.where(total > 0, probs / jnp.maximum(total, 1e-30), probs)
+
     def describe(self) -> dict[str, Any]:
         return {"algo": self.learner.cfg.name, "greedy": self.greedy}

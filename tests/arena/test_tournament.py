@@ -87,3 +87,10 @@ def test_cli_round_robin_writes_ratings_and_refuses_bad_input_before_writing(tmp
     with pytest.raises(ConfigError, match="mode must be one of"):
         run(cfg("env.id=tic_tac_toe-v0", "mode=league"), tmp_path / "m")
     assert not any((tmp_path / d).exists() for d in ("g", "u", "m"))
+
+
+def test_poker_tournament_adds_each_players_exploitability(tmp_path):
+    out = run(cfg("env.id=kuhn_poker-v0", "mode=round_robin", "players=[nash,random]", "episodes=4"), tmp_path / "k")
+    expl = out["exploitability"]
+    assert expl["nash"] < 1e-5 and expl["random"] == pytest.approx(11 / 24, abs=1e-9)
+    assert "exploitability" in format_tournament(out)
