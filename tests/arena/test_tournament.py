@@ -94,3 +94,21 @@ def test_poker_tournament_adds_each_players_exploitability(tmp_path):
     expl = out["exploitability"]
     assert expl["nash"] < 1e-5 and expl["random"] == pytest.approx(11 / 24, abs=1e-9)
     assert "exploitability" in format_tournament(out)
+
+
+def test_cli_resume_finishes_a_killed_tournament_without_replaying_a_game(tmp_path):
+    args = ("env.id=tic_tac_toe-v0", "mode=round_robin", "players=[minimax,random]", "episodes=5")
+    first = run(cfg(*args), tmp_path / "t")
+    matches = sorted((tmp_path / "t" / "matches").iterdir())
+    kept = (matches[0] / EPISODES_FILE).read_text()
+    # A kill in the middle of the second pairing: two finished episodes and a torn line remain.
+    lines = (matches[1] / EPISODES_FILE).read_text().splitlines(keepends=True)
+    (matches[1] / EPISODES_FILE).write_text("".join(lines[:2]) + lines[2][:17])
+    (tmp_path / "t" / "results.json").unlink()
+    again = run(cfg(f"resume={tmp_path / 't'}"), None)
+    assert (matches[0] / EPISODES_FILE).read_text() == kept
+    assert sorted(read_episodes(matches[1] / EPISODES_FILE)) == list(range(5))
+    assert again["games"] == first["games"] == 10 and again["ratings"] == first["ratings"]
+    with pytest.raises(ConfigError, match="players"):
+        over = [f"resume={tmp_path / 't'}", "players=[minimax,random,random]"]
+        run(cfg(*over), None, over)
