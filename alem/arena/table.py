@@ -47,14 +47,20 @@ CSV_COLUMNS = [
 def write_results(run_dir: str | Path, results: dict[str, Any]) -> None:
     """Write ``results`` (from :func:`~alem.arena.stats.summarize_run`) as ``results.json`` and
     ``results.csv`` in ``run_dir``, each atomically."""
-    run_dir = Path(run_dir)
+    _write_json_and_csv(Path(run_dir), results, "seats", CSV_COLUMNS, "results.csv")
+
+
+def _write_json_and_csv(
+    run_dir: Path, results: dict[str, Any], rows: str, columns: list[str], csv_name: str
+) -> None:
+    """``results.json``, and ``results[rows]`` as the CSV ``csv_name`` (``env_id`` first), atomically."""
     write_atomic(run_dir / "results.json", json.dumps(results, indent=2, default=str) + "\n")
     buf = io.StringIO(newline="")
-    w = csv.DictWriter(buf, fieldnames=["env_id", *CSV_COLUMNS], extrasaction="ignore")
+    w = csv.DictWriter(buf, fieldnames=["env_id", *columns], extrasaction="ignore")
     w.writeheader()
-    for row in results["seats"]:
-        w.writerow({"env_id": results["env_id"], **{k: row.get(k) for k in CSV_COLUMNS}})
-    write_atomic(run_dir / "results.csv", buf.getvalue())
+    for row in results[rows]:
+        w.writerow({"env_id": results["env_id"], **{k: row.get(k) for k in columns}})
+    write_atomic(run_dir / csv_name, buf.getvalue())
 
 
 def _f(x: Any, fmt: str = ".3f") -> str:
@@ -128,14 +134,7 @@ RATING_COLUMNS = ["label", "elo", "ci_low", "ci_high", "mu", "sigma", "games", "
 
 def write_tournament_results(run_dir: str | Path, results: dict[str, Any]) -> None:
     """Write a tournament's ``results.json`` and ``ratings.csv`` in ``run_dir``, each atomically."""
-    run_dir = Path(run_dir)
-    write_atomic(run_dir / "results.json", json.dumps(results, indent=2, default=str) + "\n")
-    buf = io.StringIO(newline="")
-    w = csv.DictWriter(buf, fieldnames=["env_id", *RATING_COLUMNS], extrasaction="ignore")
-    w.writeheader()
-    for row in results["ratings"]:
-        w.writerow({"env_id": results["env_id"], **{k: row.get(k) for k in RATING_COLUMNS}})
-    write_atomic(run_dir / "ratings.csv", buf.getvalue())
+    _write_json_and_csv(Path(run_dir), results, "ratings", RATING_COLUMNS, "ratings.csv")
 
 
 def format_tournament(results: dict[str, Any]) -> str:
