@@ -16,6 +16,10 @@ Every baseline is a :class:`LearnerConfig` (see :mod:`alem.algos.variants`):
   ``"simultaneous"`` or ``"sequential"`` (HAPPO: agents updated one after the
   other in a random order, each weighting its advantage by the product of the
   earlier agents' new/old ratios).
+
+Self-play (``selfplay``, two-player zero-sum envs only): the opponent seat is played by
+past snapshots of the learner kept in a pool (latest, uniform = fictitious self-play,
+prioritised = PFSP, or a PSRO meta-Nash mixture); see :mod:`alem.algos.selfplay`.
 """
 
 from __future__ import annotations
@@ -37,6 +41,8 @@ _CHOICES = {
     "objective": ("clip", "dpo"),
     "update_order": ("simultaneous", "sequential"),
     "activation": ("tanh", "relu"),
+    "selfplay": ("off", "latest", "uniform", "prioritised", "psro"),
+    "pool_replace": ("ring", "reservoir"),
 }
 
 
@@ -89,6 +95,17 @@ class LearnerConfig:
     seps_roles: int = 2
     seps_steps: int = 1024
     seps_epochs: int = 500
+    # self-play against a pool of past snapshots (two-player zero-sum envs; alem.algos.selfplay)
+    selfplay: str = "off"  # off | latest | uniform (fictitious self-play) | prioritised (PFSP) | psro
+    pool_size: int = 8  # K actor snapshots kept in the learner state (slot 0: the initial parameters)
+    snapshot_every: int = 10  # updates between snapshots
+    pool_replace: str = "ring"  # ring: the last K snapshots; reservoir: a uniform sample of all taken
+    selfplay_current: float = 0.0  # probability that an episode's opponent is the current policy (both seats learn)
+    pfsp_power: float = 2.0  # prioritised: a snapshot's weight is (1 - learner's score vs it)^p
+    win_rate_ema: float = 0.05  # per finished episode: rate of the running score per snapshot
+    psro_iters: int = 1000  # psro: fictitious-play iterations of the meta-Nash solver
+    psro_eval_envs: int = 8  # psro: envs per pool member (even: both seats) when a snapshot is added
+    psro_eval_steps: int = 32  # psro: steps of that evaluation (every episode that ends counts)
 
     def __post_init__(self):
         for field, choices in _CHOICES.items():
@@ -133,6 +150,41 @@ class LearnerConfig:
         if self.actor != "local" and (self.objective != "clip" or self.update_order != "simultaneous"):
             raise LearnerConfigError(
                 "centralised actors (actor=joint/joint_action) support objective=clip only"
+            )
+
+        if self.selfplay != "off":
+            self._check_selfplay()
+
+    def _check_selfplay(self) -> None:
+        for field in ("pool_size", "snapshot_every", "psro_iters", "psro_eval_envs", "psro_eval_steps"):
+            require_positive_int(getattr(self, field), f"algo.{field}", error=LearnerConfigError)
+        if self.actor != "local" or self.sharing != "shared" or self.recurrent:
+            raise LearnerConfigError(
+                f"algo.selfplay={self.selfplay} needs a decentralised feed-forward actor with shared "
+                f"parameters (actor=local, sharing=shared, recurrent=0), got actor={self.actor}, "
+                f"sharing={self.sharing}, recurrent={self.recurrent}"
+            )
+        if self.psro_eval_envs % 2:
+            raise LearnerConfigError(
+                f"algo.psro_eval_envs={self.psro_eval_envs} must be even (half the envs per seat)"
+            )
+        if self.selfplay == "latest" and self.pool_replace == "reservoir":
+            raise LearnerConfigError(
+                "algo.selfplay=latest needs pool_replace=ring (a reservoir may drop the newest snapshot)"
+            )
+        if not self.pfsp_power >= 0:
+            raise LearnerConfigError(f"algo.pfsp_power must be >= 0, got {self.pfsp_power!r}")
+        if not 0 <= self.selfplay_current < 1:
+            raise LearnerConfigError(f"algo.selfplay_current must be in [0, 1), got {self.selfplay_current!r}")
+        if not 0 < self.win_rate_ema <= 1:
+            raise LearnerConfigError(f"algo.win_rate_ema must be in (0, 1], got {self.win_rate_ema!r}")
+        snapshots = 1 + self.num_updates // self.snapshot_every
+        if self.pool_size > snapshots:
+            raise LearnerConfigError(
+                f"algo.pool_size={self.pool_size} is larger than the {snapshots} snapshots this run takes "
+                f"(the initial parameters + one every snapshot_every={self.snapshot_every} of its "
+                f"num_updates={self.num_updates} updates): use pool_size <= {snapshots}, a smaller "
+                "snapshot_every or a larger total_steps"
             )
 
     @property

@@ -5,6 +5,10 @@ The run directory of ``python -m alem.train`` holds the learner configuration
 rebuilds the learner for the env it is asked to play and samples from (or
 takes the mode of) the trained actor of one seed. It is a device policy: a pure
 JAX function of the observation and the legal-action mask.
+
+A self-play run (``algo.selfplay``) also keeps its opponent pool in the checkpoint: the
+spec ``checkpoint:<run dir>#<k>`` (or the keyword ``snapshot=k``) plays pool slot ``k``
+instead of the final parameters, so a run's snapshots can be rated as a league.
 """
 
 from __future__ import annotations
@@ -27,8 +31,12 @@ from alem.policies import Policy, Turn
 __all__ = ["CheckpointPolicy", "load_trained"]
 
 
-def load_trained(run_dir: str | Path, env: MultiAgentEnv, seed_index: int = 0):
-    """``(learner, actor_params)`` of seed ``seed_index`` of a finished or checkpointed run."""
+def load_trained(run_dir: str | Path, env: MultiAgentEnv, seed_index: int = 0, snapshot: int | None = None):
+    """``(learner, actor_params)`` of seed ``seed_index`` of a finished or checkpointed run.
+
+    ``snapshot=k``: the actor of slot ``k`` of a self-play run's opponent pool instead of the
+    final one (the critic stays the final one; acting does not use it).
+    """
     run_dir = Path(run_dir)
     results = run_dir / "results.json"
     if not results.is_file():
@@ -61,6 +69,17 @@ def load_trained(run_dir: str | Path, env: MultiAgentEnv, seed_index: int = 0):
     template = jax.vmap(learner.init)(keys)
     state = restore(found[1], template)
     params = jax.tree.map(lambda x: x[seed_index], state.params)
+    if snapshot is not None:
+        pool = state.pool
+        if pool is None:
+            raise AlemError(f"{run_dir}: snapshot={snapshot} asked for, but the run has no self-play pool")
+        filled = min(int(pool.count[seed_index]), lcfg.pool_size)
+        if isinstance(snapshot, bool) or not 0 <= int(snapshot) < filled:
+            raise AlemError(
+                f"{run_dir}: snapshot={snapshot!r} is not a filled pool slot; the pool holds slots 0..{filled - 1}"
+            )
+        actor = jax.tree.map(lambda x: x[seed_index, int(snapshot)], pool.actor)
+        params = {**params, "actor": actor}
     return learner, params
 
 
@@ -68,13 +87,24 @@ class CheckpointPolicy(Policy):
     """Plays seat ``turn.agent`` with the trained actor of a run (``spec`` = the run directory)."""
 
     def __init__(
-        self, env: MultiAgentEnv, spec: str | None = None, seed_index: int = 0, greedy: bool = False
+        self,
+        env: MultiAgentEnv,
+        spec: str | None = None,
+        seed_index: int = 0,
+        greedy: bool = False,
+        snapshot: int | None = None,
     ):
         if not spec:
             raise AlemError("the checkpoint player needs a run directory: checkpoint:<run dir>")
-        self.learner, self.params = load_trained(spec, env, int(seed_index))
+        run_dir, sep, slot = str(spec).rpartition("#")
+        if sep and slot.isdigit():  # checkpoint:<run dir>#<k>: pool slot k
+            if snapshot is not None and int(snapshot) != int(slot):
+                raise AlemError(f"checkpoint:{spec} and snapshot={snapshot} name different pool slots")
+            spec, snapshot = run_dir, int(slot)
+        self.snapshot = None if snapshot is None else int(snapshot)
+        self.learner, self.params = load_trained(spec, env, int(seed_index), self.snapshot)
         self.greedy = bool(greedy)
-        self.name = f"checkpoint:{Path(spec).name}"
+        self.name = f"checkpoint:{Path(spec).name}" + ("" if self.snapshot is None else f"#{self.snapshot}")
 
     def act(self, key: jax.Array, turn: Turn) -> jax.Array:
         ts = turn.timestep
@@ -146,4 +176,7 @@ class CheckpointPolicy(Policy):
         return jnp.where(total > 0, probs / jnp.maximum(total, 1e-30), probs)
 
     def describe(self) -> dict[str, Any]:
-        return {"algo": self.learner.cfg.name, "greedy": self.greedy}
+        info = {"algo": self.learner.cfg.name, "greedy": self.greedy}
+        if self.snapshot is not None:
+            info["snapshot"] = self.snapshot
+        return info

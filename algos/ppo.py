@@ -23,6 +23,13 @@ for continuous ones (decentralised actors), so every learner runs on both.
 Turn-based envs: the policy loss of an agent only counts steps where it acts
 (``TimeStep.acting``); its critic learns from every step, so terminal payoffs
 reach the player who did not make the last move.
+
+Self-play with an opponent pool (``cfg.selfplay != "off"``, two-player zero-sum envs;
+:mod:`alem.algos.selfplay`): the state also holds a pool of ``K`` actor snapshots and, per
+env, the learner's seat and the opponent's slot, drawn at each episode start. The opponent
+seat's actions come from its snapshot (a per-env gather of the pool, vmapped over envs), and
+every loss term, the advantage normalisation and the value statistics weight only the
+learner seat's units (``Batch.seat_w``).
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ import optax
 from flax import struct
 
 from alem.algos import joint as joint_actions
+from alem.algos import selfplay as sp
 from alem.algos.config import LearnerConfig, LearnerConfigError
 from alem.algos.distributions import CategoricalHead, GaussianHead
 from alem.algos.gae import gae
@@ -98,10 +106,12 @@ class LearnerState:
     betas: jax.Array  # float32 [2, M]: DPO's beta1 and beta2 per unit
     key: jax.Array
     update: jax.Array  # int32 [] updates done
+    pool: Any = None  # self-play only: the opponent pool (alem.algos.selfplay.Pool)
+    match: Any = None  # self-play only: {"seat": int32 [E], "slot": int32 [E]} of each env's episode
 
     #: Fields with the env batch as their leading axis: a data-parallel run splits them over
     #: devices and replicates the rest (:func:`alem.training.shard_state`).
-    batched_fields: ClassVar[tuple[str, ...]] = ("env_state", "timestep", "hidden", "resets")
+    batched_fields: ClassVar[tuple[str, ...]] = ("env_state", "timestep", "hidden", "resets", "match")
 
 
 @struct.dataclass
@@ -124,6 +134,7 @@ class Batch:
     truncated: jax.Array  # [T, E]
     final_value: jax.Array  # [T, E, M]
     resets: jax.Array  # [T, E]
+    seat_w: Any = None  # self-play only: float [T, E, M], 1 on the learner's units (its seat; both vs itself)
 
 
 def _weighted_mean(x: jax.Array, w: jax.Array) -> jax.Array:
@@ -327,6 +338,11 @@ class Learner:
             "critic": self.critic_net.initial_hidden((c.num_envs, m)),
         }
         betas = jnp.stack([jnp.full((m,), c.dpo_beta1), jnp.full((m,), c.dpo_beta2)]).astype(jnp.float32)
+        pool = match = None
+        if c.selfplay != "off":
+            key, k_match = jax.random.split(key)
+            pool = sp.init_pool(params["actor"], c.pool_size)
+            match = self._draw_matches(pool, k_match, c.num_envs)
         return LearnerState(
             params,
             opt_state,
@@ -338,6 +354,8 @@ class Learner:
             betas,
             key,
             jnp.int32(0),
+            pool,
+            match,
         )
 
     @property
@@ -366,6 +384,99 @@ class Learner:
         dist_actions = self.head.mode(logp_table) if greedy else self.head.sample(key, logp_table)
         return h, self.env_actions(dist_actions), dist_actions, logp_table
 
+    # ------------------------------------------------------------------ self-play
+    def _draw_matches(self, pool: sp.Pool, key: jax.Array, num_envs: int) -> dict[str, jax.Array]:
+        """Per env: the learner's seat (uniform over the two) and the opponent's pool slot
+        (-1: the current parameters, with probability ``selfplay_current``)."""
+        c = self.cfg
+        k_seat, k_slot, k_cur = jax.random.split(key, 3)
+        w = sp.opponent_weights(pool, c.selfplay, c.pfsp_power)
+        slot = jax.random.categorical(k_slot, jnp.log(w), shape=(num_envs,))
+        if c.selfplay_current > 0:
+            slot = jnp.where(jax.random.bernoulli(k_cur, c.selfplay_current, (num_envs,)), -1, slot)
+        seat = jax.random.randint(k_seat, (num_envs,), 0, self.n)
+        return {"seat": seat.astype(jnp.int32), "slot": slot.astype(jnp.int32)}
+
+    def seat_weights(self, match: dict[str, jax.Array]) -> jax.Array:
+        """float ``[B, N]``: 1 on the units the learner plays (both against its current self)."""
+        mine = jnp.arange(self.n)[None] == match["seat"][:, None]
+        return (mine | (match["slot"] < 0)[:, None]).astype(jnp.float32)
+
+    def opponent_actions(self, pool_actor, slot, obs, gstate, mask, key) -> jax.Array:
+        """Env actions ``[B, N]`` of every env's pool snapshot ``slot [B]`` (params gathered per env)."""
+        b = slot.shape[0]
+        per_env = jax.tree.map(lambda a: a[jnp.maximum(slot, 0)], pool_actor)
+        h = self.actor_net.initial_hidden((1, self.n))
+
+        def one(p, o, g, mk, k):
+            _, act, _, _ = self.act({"actor": p}, h, o[None], g[None], mk[None], jnp.ones((1,), bool), k)
+            return act[0]
+
+        return jax.vmap(one)(per_env, obs, gstate, mask, jax.random.split(key, b))
+
+    def match_actions(self, learner_act, pool_actor, match, obs, gstate, mask, key) -> jax.Array:
+        """``learner_act [B, N]`` on each env's learner seat, its opponent snapshot's elsewhere."""
+        opp = self.opponent_actions(pool_actor, match["slot"], obs, gstate, mask, key)
+        mine = self.seat_weights(match) > 0
+        return jnp.where(mine.reshape(mine.shape + (1,) * (opp.ndim - 2)), learner_act, opp)
+
+    @functools.cached_property
+    def _eval_batch(self) -> BatchedAutoReset:
+        return BatchedAutoReset(self.env, self.cfg.pool_size * self.cfg.psro_eval_envs)
+
+    def pool_payoffs(self, actor, pool: sp.Pool, key: jax.Array, env_params: Any) -> jax.Array:
+        """float32 ``[K]``: mean return of ``actor`` against each pool slot (PSRO's meta-game row).
+
+        ``psro_eval_envs`` envs per slot, half with ``actor`` in each seat, ``psro_eval_steps``
+        steps with auto-reset; every episode that ends counts (0 for a slot with none).
+        """
+        c = self.cfg
+        k, m = c.pool_size, c.psro_eval_envs
+        batch = self._eval_batch
+        match = {"slot": jnp.repeat(jnp.arange(k, dtype=jnp.int32), m), "seat": jnp.arange(k * m) % self.n}
+        params = {"actor": actor}
+        h = self.actor_net.initial_hidden((k * m, self.n))
+        k_reset, k_run = jax.random.split(key)
+        env_state, ts = batch.reset(k_reset, env_params)
+
+        def step(carry, key):
+            env_state, ts, ret, n = carry
+            k_act, k_opp, k_env = jax.random.split(key, 3)
+            if self.uses_global_state:
+                g = jax.vmap(self.env.global_state, in_axes=(0, None))(env_state, env_params)
+            else:
+                g = jnp.zeros((k * m, 0), jnp.float32)
+            _, act, _, _ = self.act(params, h, ts.obs, g, ts.action_mask, jnp.ones((k * m,), bool), k_act)
+            act = self.match_actions(act, pool.actor, match, ts.obs, g, ts.action_mask, k_opp)
+            env_state, ts = batch.step(k_env, env_state, act, env_params)
+            done = ts.info["episode_done"]
+            r = jnp.take_along_axis(ts.info["episode_return"], match["seat"][:, None], 1)[:, 0]
+            return (env_state, ts, ret + jnp.where(done, r, 0.0), n + done), None
+
+        zeros = jnp.zeros((k * m,), jnp.float32)
+        (_, _, ret, n), _ = jax.lax.scan(
+            step, (env_state, ts, zeros, zeros), jax.random.split(k_run, c.psro_eval_steps)
+        )
+        return ret.reshape(k, m).sum(1) / jnp.maximum(n.reshape(k, m).sum(1), 1.0)
+
+    def _after_update(self, state: LearnerState, env_params: Any) -> LearnerState:
+        """Every ``snapshot_every`` updates: the actor into the pool (and, for PSRO, its meta-game
+        row and a new meta-Nash mixture)."""
+        c = self.cfg
+        key, k_slot, k_eval = jax.random.split(state.key, 3)
+        actor = state.params["actor"]
+
+        def snapshot(pool):
+            pool, slot = sp.add_snapshot(pool, actor, k_slot, c.pool_replace)
+            if c.selfplay == "psro":
+                values = self.pool_payoffs(actor, pool, k_eval, env_params)
+                pool = sp.set_payoffs(pool, slot, values, c.psro_iters)
+            return pool
+
+        take = state.update % c.snapshot_every == 0
+        pool = jax.lax.cond(take, snapshot, lambda pool: pool, state.pool)
+        return state.replace(pool=pool, key=key)
+
     def values(self, params, hidden, critic_in, resets, value_norm: ValueNorm):
         h, out = self._apply(self.critic_net, params["critic"], hidden, critic_in[None], resets[None])
         raw = out[0, ..., 0]
@@ -385,6 +496,11 @@ class Learner:
             h_a, env_act, dist_act, logp_table = self.act(
                 carry.params, carry.hidden["actor"], ts.obs, gstate, ts.action_mask, carry.resets, k_act
             )
+            if c.selfplay != "off":
+                k_opp, k_draw = jax.random.split(jax.random.fold_in(key, 1))
+                env_act = self.match_actions(
+                    env_act, carry.pool.actor, carry.match, ts.obs, gstate, ts.action_mask, k_opp
+                )
             _, c_in = self.inputs(ts.obs, gstate, ts.acting)
             h_c, v_raw, v = self.values(
                 carry.params, carry.hidden["critic"], c_in, carry.resets, carry.value_norm
@@ -426,6 +542,22 @@ class Learner:
             carry = carry.replace(
                 env_state=env_state, timestep=ts2, hidden={"actor": h_a, "critic": h_c}, resets=done
             )
+            if c.selfplay != "off":
+                seat, slot = carry.match["seat"], carry.match["slot"]
+                batch = batch.replace(seat_w=self.seat_weights(carry.match))
+                # the learner's result in the episodes that ended, per opponent slot
+                ended = ts2.info["episode_done"]
+                ret = jnp.take_along_axis(ts2.info["episode_return"], seat[:, None], 1)[:, 0]
+                w = jax.nn.one_hot(slot, c.pool_size, dtype=jnp.float32) * ended[:, None]
+                stats = {
+                    **stats,
+                    "sp_games": w.sum(0),
+                    "sp_score": ((jnp.sign(ret) + 1) / 2) @ w,
+                    "sp_return": ret @ w,
+                }
+                fresh = self._draw_matches(carry.pool, k_draw, c.num_envs)
+                match = jax.tree.map(lambda new, old: jnp.where(done, new, old), fresh, carry.match)
+                carry = carry.replace(match=match)
             return carry, (batch, stats)
 
         key, k_roll = jax.random.split(state.key)
@@ -454,6 +586,8 @@ class Learner:
         logp, old, kl, ent = self.unit_terms(logp_table, mb.old_logp, mb.old_table, mb.action, mb.acting)
         ratio = jnp.exp(logp - old)
         w_pg = self.unit_acting(mb.acting).astype(jnp.float32) * agent_w
+        if c.selfplay != "off":  # only the learner seat's units learn
+            w_pg = w_pg * mb.seat_w
         if c.normalize_advantages and normalize:
             adv = _normalized(adv, w_pg)
         if c.objective == "dpo":
@@ -470,6 +604,8 @@ class Learner:
         else:
             vl = 0.5 * jnp.square(v - targets)
         w_v = jnp.broadcast_to(agent_w, vl.shape)
+        if c.selfplay != "off":
+            w_v = w_v * mb.seat_w
         pg_loss, v_loss, entropy = (
             _weighted_mean(pg, w_pg),
             _weighted_mean(vl, w_v),
@@ -535,6 +671,16 @@ class Learner:
         env_params = self.env.default_params if env_params is None else env_params
         state, batch, roll = self.rollout(state, env_params)
         hidden0 = roll.pop("hidden0")
+        sp_metrics = {}
+        if c.selfplay != "off":
+            games, score, ret = roll.pop("sp_games"), roll.pop("sp_score"), roll.pop("sp_return")
+            state = state.replace(pool=sp.record_games(state.pool, games, score, ret, c.win_rate_ema))
+            n_games = jnp.maximum(games.sum(), 1.0)
+            sp_metrics = {
+                "selfplay_score": score.sum() / n_games,  # learner's score in this rollout's episodes
+                "selfplay_return": ret.sum() / n_games,
+                "pool_filled": jnp.minimum(state.pool.count, c.pool_size).astype(jnp.float32),
+            }
         # value of the observation after the last step
         gstate = self._global_state(state.env_state, env_params)
         _, c_in = self.inputs(state.timestep.obs, gstate, state.timestep.acting)
@@ -550,9 +696,8 @@ class Learner:
             batch.final_value,
         )
         if c.value_norm:
-            state = state.replace(
-                value_norm=state.value_norm.update(targets, jnp.ones_like(targets), c.value_norm_beta)
-            )
+            vn_w = batch.seat_w if c.selfplay != "off" else jnp.ones_like(targets)
+            state = state.replace(value_norm=state.value_norm.update(targets, vn_w, c.value_norm_beta))
         key, k_opt, k_order = jax.random.split(state.key, 3)
         state = state.replace(key=key)
         m = self.num_units
@@ -587,13 +732,17 @@ class Learner:
         if c.objective == "dpo":
             _, kl = self._unit_ratio_and_kl(state.params, batch, hidden0)
             w = self.unit_acting(batch.acting).astype(jnp.float32)
+            if c.selfplay != "off":
+                w = w * batch.seat_w
             per_unit = lambda x: (x * w).sum((0, 1)) / jnp.maximum(w.sum((0, 1)), 1.0)
             kl_unit, sqrt_kl_unit = per_unit(kl), per_unit(jnp.sqrt(kl))
             b1, b2 = update_dpo_betas(state.betas[0], state.betas[1], kl_unit, sqrt_kl_unit, c.dpo_target_kl)
             state = state.replace(betas=jnp.stack([b1, b2]))
             metrics = {**metrics, "kl_after_update": kl_unit.mean(), "beta1": b1.mean(), "beta2": b2.mean()}
         state = state.replace(update=state.update + 1)
-        return state, {**roll, **metrics}
+        if c.selfplay != "off":
+            state = self._after_update(state, env_params)
+        return state, {**roll, **metrics, **sp_metrics}
 
     def run(self, state: LearnerState, num_updates: int, env_params: Any = None) -> tuple[LearnerState, dict]:
         """``num_updates`` updates by ``lax.scan``; metrics stacked ``[num_updates, ...]``."""
@@ -639,6 +788,12 @@ def make_learner(env: MultiAgentEnv, cfg: LearnerConfig, roles: np.ndarray | Non
         raise LearnerConfigError(
             f"algo.actor={cfg.actor} (CPPO) maximises the team's mean reward, which is always 0 in the "
             f"zero-sum {env.id}: nothing to learn; use a decentralised learner (ippo, mappo, ...)"
+        )
+    if cfg.selfplay != "off" and (n != 2 or not env.zero_sum):
+        why = [f"it has {n} players" if n != 2 else "", "it is not zero-sum" if not env.zero_sum else ""]
+        raise LearnerConfigError(
+            f"algo.selfplay={cfg.selfplay} plays past snapshots in the opponent seat of two-player "
+            f"zero-sum games; {env.id} does not fit: {' and '.join(w for w in why if w)}"
         )
     if cfg.update_order == "sequential" and n < 2:
         raise LearnerConfigError("update_order=sequential (HAPPO) needs at least 2 agents")
