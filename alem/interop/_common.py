@@ -192,3 +192,24 @@ class Session:
     def _host(self, fields: tuple) -> dict[str, np.ndarray]:
         self.ts = dict(zip(FIELDS, jax.device_get(fields), strict=True))
         return self.ts
+
+
+def env_from(env: Any, kwargs: dict[str, Any]) -> MultiAgentEnv:
+    """``env`` itself (an alem env object, then ``kwargs`` must be empty) or ``alem.make(env, **kwargs)``."""
+    if isinstance(env, MultiAgentEnv):
+        if kwargs:
+            raise TypeError(f"keyword arguments {sorted(kwargs)} need an env id, not an env object")
+        return env
+    import alem
+
+    return alem.make(env, **kwargs)
+
+
+def render_modes(env: MultiAgentEnv) -> list[str]:
+    """The render modes an alem env offers: ``rgb_array`` (it overrides ``render_rgb``), ``ansi`` (text)."""
+    modes = []
+    if type(env).render_rgb is not MultiAgentEnv.render_rgb:
+        modes.append("rgb_array")
+    if env.supports_text:
+        modes.append("ansi")
+    return modes

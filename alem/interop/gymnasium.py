@@ -48,7 +48,7 @@ import numpy as np
 
 from alem.core import MultiAgentEnv
 from alem.errors import require_positive_int
-from alem.interop._common import Session, require, strong_types, to_gymnasium_space
+from alem.interop._common import Session, env_from, render_modes, require, strong_types, to_gymnasium_space
 
 require("gymnasium", "gymnasium>=1.0")
 
@@ -62,28 +62,13 @@ _SEED_BOUND = 2**31 - 1
 
 
 def _one_agent_env(env: str | MultiAgentEnv, kwargs: dict[str, Any]) -> MultiAgentEnv:
-    if isinstance(env, MultiAgentEnv):
-        if kwargs:
-            raise TypeError(f"keyword arguments {sorted(kwargs)} need an env id, not an env object")
-    else:
-        import alem
-
-        env = alem.make(env, **kwargs)
+    env = env_from(env, kwargs)
     if env.num_agents != 1:
         raise ValueError(
             f"{env.id} has {env.num_agents} agents; gymnasium envs have one "
             "(use alem.interop.pettingzoo for multi-agent envs)"
         )
     return env
-
-
-def _render_modes(env: MultiAgentEnv) -> list[str]:
-    modes = []
-    if type(env).render_rgb is not MultiAgentEnv.render_rgb:
-        modes.append("rgb_array")
-    if env.supports_text:
-        modes.append("ansi")
-    return modes
 
 
 class AlemGymnasiumEnv(gymnasium.Env):
@@ -107,7 +92,7 @@ class AlemGymnasiumEnv(gymnasium.Env):
         self.session = Session(self.env, params)
         self.observation_space = to_gymnasium_space(self.env.observation_space(0))
         self.action_space = to_gymnasium_space(self.env.action_space(0))
-        modes = _render_modes(self.env)
+        modes = render_modes(self.env)
         if render_mode is not None and render_mode not in modes:
             raise ValueError(f"{self.env.id}: render_mode={render_mode!r} is not one of {modes}")
         # render_fps: the frame rate video recorders (gymnasium's RecordVideo) write frames at.

@@ -67,6 +67,8 @@ import numpy as np
 from alem.core import MultiAgentEnv
 from alem.interop._common import (
     Session,
+    env_from,
+    render_modes,
     require,
     to_gymnasium_space,
     true_obs_shape,
@@ -81,25 +83,6 @@ from pettingzoo.utils.conversions import parallel_to_aec  # noqa: E402
 from alem.interop.pettingzoo_players import play  # noqa: E402  (re-exported: alem.interop.pettingzoo.play)
 
 __all__ = ["AlemAECEnv", "AlemParallelEnv", "aec_env", "parallel_env", "play"]
-
-
-def _make(env: str | MultiAgentEnv, kwargs: dict[str, Any]) -> MultiAgentEnv:
-    if isinstance(env, MultiAgentEnv):
-        if kwargs:
-            raise TypeError(f"keyword arguments {sorted(kwargs)} need an env id, not an env object")
-        return env
-    import alem
-
-    return alem.make(env, **kwargs)
-
-
-def _render_modes(env: MultiAgentEnv) -> list[str]:
-    modes = []
-    if type(env).render_rgb is not MultiAgentEnv.render_rgb:
-        modes.append("rgb_array")
-    if env.supports_text:
-        modes.append("ansi")
-    return modes
 
 
 class _AlemPettingZooBase:
@@ -122,7 +105,7 @@ class _AlemPettingZooBase:
             self._act_shape = tuple(env.action_space().shape)
         else:
             self._act_n = [int(env.action_space(i).n) for i in range(env.num_agents)]
-        modes = _render_modes(env)
+        modes = render_modes(env)
         if render_mode is not None and render_mode not in modes:
             raise ValueError(f"{env.id}: render_mode={render_mode!r} is not one of {modes}")
         self.render_mode = render_mode
@@ -203,7 +186,7 @@ class AlemParallelEnv(_AlemPettingZooBase, ParallelEnv):
         render_mode: str | None = None,
         **kwargs: Any,
     ):
-        self._setup(_make(env, kwargs), params, render_mode)
+        self._setup(env_from(env, kwargs), params, render_mode)
         self.agents: list[str] = []
 
     def reset(
@@ -262,7 +245,7 @@ class AlemAECEnv(_AlemPettingZooBase, AECEnv):
         render_mode: str | None = None,
         **kwargs: Any,
     ):
-        env = _make(env, kwargs)
+        env = env_from(env, kwargs)
         if not env.turn_based:
             raise ValueError(
                 f"{env.id} is a simultaneous-move env; use aec_env() (parallel_to_aec of parallel_env)"
@@ -327,7 +310,7 @@ def aec_env(
     Turn-based games give :class:`AlemAECEnv` (the player to move is selected);
     simultaneous-move envs give PettingZoo's ``parallel_to_aec(parallel_env(...))``.
     """
-    env = _make(id, kwargs)
+    env = env_from(id, kwargs)
     if env.turn_based:
         return AlemAECEnv(env, params=params, render_mode=render_mode)
     return parallel_to_aec(AlemParallelEnv(env, params=params, render_mode=render_mode))
