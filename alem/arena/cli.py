@@ -116,16 +116,18 @@ def _run_tournament(
             max_steps=cfg.get("max_steps"),
             mode=mode,
         )
+        for p in pool:  # start players and check LLM endpoints before anything is written
+            p.begin(env, env.default_params, 0)
         current["output_dir"] = str(run_dir)
         if not resume:
             run_dir = claim(run_dir, cli=CLI)
             run_dir.mkdir(parents=True, exist_ok=True)
         write_atomic(run_dir / "config.yaml", OmegaConf.to_yaml(OmegaConf.create(_redacted(current))))
         play_tournament(t, run_dir)
+        results = tournament_results(t, run_dir)  # poker: LLM players answer the exploitability queries
     finally:
         for p in pool:
             p.close()
-    results = tournament_results(t, run_dir)
     results["config"] = _redacted(current)
     write_tournament_results(run_dir, results)
     return results

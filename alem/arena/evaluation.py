@@ -68,6 +68,7 @@ def evaluate(
     t_start = time.perf_counter()
     begun: list[Policy] = []
     ep_log = transcript = None
+    lent: list[tuple[Policy, Any]] = []
     try:
         if todo:  # nothing to play: no servers to start or check
             for i, p in enumerate(players):
@@ -84,6 +85,7 @@ def evaluate(
         transcript = JsonlWriter(run_dir / TRANSCRIPTS_FILE)
         for p in players:
             if hasattr(p, "transcript"):
+                lent.append((p, p.transcript))  # given back after the run: the writer closes with it
                 p.transcript = transcript
         try:
             for record in play(match, todo, progress=progress):
@@ -96,6 +98,8 @@ def evaluate(
     finally:
         for p in begun:
             p.close()
+        for p, own in lent:
+            p.transcript = own
         for f in (ep_log, transcript):
             if f is not None:
                 f.close()

@@ -112,3 +112,16 @@ def test_cli_resume_finishes_a_killed_tournament_without_replaying_a_game(tmp_pa
     with pytest.raises(ConfigError, match="players"):
         over = [f"resume={tmp_path / 't'}", "players=[minimax,random,random]"]
         run(cfg(*over), None, over)
+
+
+def test_llm_players_are_checked_before_writing_and_scored_after_playing(tmp_path):
+    dead = ("llm=openai", "llm.base_url=http://127.0.0.1:9/v1", "llm.model=m", "llm.max_retries=0")
+    with pytest.raises(alem.AlemError, match="cannot reach"):
+        run(cfg("env.id=kuhn_poker-v0", "mode=round_robin", "players=[llm,nash]", *dead), tmp_path / "dead")
+    assert not (tmp_path / "dead").exists()
+    # The LLM answers the exploitability queries after its games (its run transcripts are closed by then).
+    out = run(
+        cfg("env.id=kuhn_poker-v0", "mode=round_robin", "players=[llm:first,nash]", "llm=scripted", "episodes=2"),
+        tmp_path / "k",
+    )
+    assert out["exploitability"]["llm:first"] == pytest.approx(1.0)  # always the first move: pass
