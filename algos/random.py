@@ -10,6 +10,7 @@ throughput check of the env alone.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any, ClassVar
 
 import jax
@@ -43,7 +44,7 @@ class RandomLearner:
     #: Nothing to save: a resumed random run starts over.
     checkpointed: ClassVar[bool] = False
 
-    @property
+    @functools.cached_property
     def rollout(self) -> Rollout:
         return random_rollout(self.env, self.num_envs, self.num_steps)
 

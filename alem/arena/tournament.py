@@ -165,11 +165,9 @@ def _perfect_column(t: Tournament, games: Sequence[tuple[int, int, float]]) -> t
 
 def _exploitability(t: Tournament) -> dict[str, float | None] | None:
     from alem.envs.games.exploitability import player_exploitability
-    from alem.envs.games.poker import PokerEnv
 
-    if not isinstance(t.env.unwrapped if hasattr(t.env, "unwrapped") else t.env, PokerEnv):
-        return None
-    return {label_of(p): player_exploitability(t.env, p) for p in t.players}
+    scores = {label_of(p): player_exploitability(t.env, p) for p in t.players}  # None: not poker
+    return scores if any(v is not None for v in scores.values()) else None
 
 
 def tournament_results(t: Tournament, run_dir: str | Path, *, bootstrap: int = 200) -> dict[str, Any]:
