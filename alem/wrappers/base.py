@@ -83,15 +83,8 @@ class Wrapper(MultiAgentEnv):
     def __getattr__(self, name: str) -> Any:
         if name == "_env":  # not yet set (e.g. during unpickling)
             raise AttributeError(name)
-        attr = getattr(self._env, name)
-        if name not in STATE_METHODS:
-            return attr
-
-        def method(state: Any, *args: Any, **kwargs: Any) -> Any:
-            return attr(self.inner_state(state), *args, **kwargs)
-
-        method.__name__ = method.__qualname__ = name
-        return method
+        attr = getattr(self._env, name)  # raises AttributeError where the wrapped env has none
+        return _forward_state_method(name).__get__(self) if name in STATE_METHODS else attr
 
     @property
     def unwrapped(self) -> MultiAgentEnv:
