@@ -30,10 +30,10 @@ import numpy as np
 
 from alem.arena.evaluation import evaluate
 from alem.arena.players import label_of
-from alem.arena.record import EPISODES_FILE, read_episodes
+from alem.arena.record import EPISODES_FILE, Match, read_episodes
 from alem.cli import jsonable
 from alem.core import MultiAgentEnv
-from alem.errors import ConfigError, require_positive_int
+from alem.errors import ConfigError
 from alem.policies import Policy
 
 __all__ = [
@@ -89,7 +89,6 @@ class Tournament:
                 f"mode={self.mode} pairs players in two-seat games; {self.env.id} has "
                 f"{self.env.num_agents} seats (play it with mode=match and one spec per seat)"
             )
-        require_positive_int(self.episodes, "episodes", error=ConfigError)
         labels = self.labels
         if len(self.players) < 2:
             raise ConfigError(f"mode={self.mode} needs at least two players, got {labels}")
@@ -98,6 +97,16 @@ class Tournament:
             raise ConfigError(f"players must be distinct in a tournament; repeated: {dup}")
         if not self.seatings:
             raise ConfigError(f"mode={self.mode} with players {labels} has no pairing to play")
+        # Every pairing is a Match with these settings: its checks run now, before any game.
+        a, b = self.seatings[0]
+        Match(
+            self.env,
+            (self.players[a], self.players[b]),
+            self.episodes,
+            num_envs=self.num_envs,
+            seed=self.seed,
+            max_steps=self.max_steps,
+        )
 
     @property
     def labels(self) -> list[str]:

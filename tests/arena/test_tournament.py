@@ -125,3 +125,9 @@ def test_llm_players_are_checked_before_writing_and_scored_after_playing(tmp_pat
         tmp_path / "k",
     )
     assert out["exploitability"]["llm:first"] == pytest.approx(1.0)  # always the first move: pass
+
+
+def test_match_settings_are_checked_before_the_tournament_writes(tmp_path):
+    with pytest.raises(ConfigError, match="num_envs must be an integer >= 1"):
+        run(cfg("env.id=tic_tac_toe-v0", "mode=round_robin", "players=[minimax,random]", "num_envs=0"), tmp_path / "t")
+    assert not (tmp_path / "t").exists()
