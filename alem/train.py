@@ -43,6 +43,7 @@ from alem.training import (
     Schedule,
     TrainResult,
     WandbSink,
+    check_chunking,
     eval_keys,
     final_evaluation,
     mean_return,
@@ -297,6 +298,7 @@ def run(cfg: DictConfig, output_dir: str | Path, overrides: list[str] | None = N
         if saved == config and _readable_json(path):
             print(f"alem.train: {output_dir} is already finished; nothing to do", flush=True)
             return path
+        check_chunking(output_dir / METRICS_FILE, p.schedule.chunk_updates)  # before any write
     else:
         output_dir = claim(output_dir, cli="alem.train")
     wandb_mode = cfg.wandb.mode if cfg.get("logger", "none") == "wandb" else "disabled"

@@ -436,3 +436,14 @@ def test_trained_run_plays_as_a_checkpoint_policy(ppo_run):
         make_policy("checkpoint", alem.make("stag_hunt-v0"), spec=str(run_dir))
     with pytest.raises(alem.AlemError, match="results.json"):
         make_policy("checkpoint", env, spec=str(run_dir / "nowhere"))
+
+
+def test_a_run_shorter_than_one_chunk_cannot_be_extended_and_its_config_stays(tmp_path):
+    """Its only chunk held 2 updates; an extension would make chunks of 10. Refused before any write."""
+    short = [o for o in PPO_SMALL if not o.startswith(("algo.total_steps", "num_seeds"))]
+    run_dir = tmp_path / "run"
+    run(_cfg(*short, "algo.total_steps=64"), run_dir)  # 2 updates of 8 x 4
+    before = _snapshot(run_dir)
+    with pytest.raises(ConfigError, match="cannot be extended"):
+        _resume(run_dir, "algo.total_steps=960")
+    assert _snapshot(run_dir) == before  # config.yaml still says 64: the run can be resumed as it was

@@ -20,7 +20,7 @@ from alem.training.loop import (
     shard_state,
     train,
 )
-from alem.training.sinks import METRICS_FILE, ConsoleProgress, JsonlMetrics, WandbSink
+from alem.training.sinks import METRICS_FILE, ConsoleProgress, JsonlMetrics, WandbSink, check_chunking
 
 __all__ = [
     "ChunkStats",
@@ -31,6 +31,7 @@ __all__ = [
     "Schedule",
     "TrainResult",
     "WandbSink",
+    "check_chunking",
     "eval_keys",
     "final_evaluation",
     "mean_return",

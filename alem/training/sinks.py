@@ -19,7 +19,7 @@ from alem.errors import ConfigError
 from alem.rundir import JsonlWriter, dumps_line, read_jsonl, write_atomic
 from alem.training.loop import ChunkStats
 
-__all__ = ["ConsoleProgress", "JsonlMetrics", "WandbSink", "METRICS_FILE", "format_rate"]
+__all__ = ["ConsoleProgress", "JsonlMetrics", "WandbSink", "METRICS_FILE", "check_chunking", "format_rate"]
 
 METRICS_FILE = "metrics.jsonl"
 
@@ -69,6 +69,20 @@ class ConsoleProgress:
         pass
 
 
+def check_chunking(path: str | Path, chunk_updates: int) -> None:
+    """Refuse to continue the rows in ``path`` with chunks of ``chunk_updates`` updates when its
+    chunks held another number (a run whose first total was shorter than one chunk cannot be
+    extended). Reads only: a resume calls it before it writes anything."""
+    path = Path(path)
+    for r in read_jsonl(path, on_corrupt=lambda line, text: None):  # damaged rows: reported by start()
+        if isinstance(r, dict) and "chunk" in r and r.get("update") != (r["chunk"] + 1) * chunk_updates:
+            raise ConfigError(
+                f"resume={path.parent}: the run's chunks held {r.get('update')} updates after "
+                f"chunk {r['chunk'] + 1}, now they would hold {chunk_updates} each (its first "
+                "total was shorter than one chunk); this run cannot be extended, start a new one"
+            )
+
+
 class JsonlMetrics:
     """``metrics.jsonl``: one flushed row per chunk and seed.
 
@@ -86,13 +100,8 @@ class JsonlMetrics:
         def report(line: int, text: str) -> None:
             self.warn(f"alem.train: warning: {self.path}: line {line} is damaged and was dropped ({text!r})")
 
+        check_chunking(self.path, self.chunk_updates)
         rows = [r for r in read_jsonl(self.path, on_corrupt=report) if r.get("chunk", -1) < first_chunk]
-        if rows and rows[-1].get("update") != (rows[-1]["chunk"] + 1) * self.chunk_updates:
-            raise ConfigError(
-                f"resume={self.path.parent}: the run's chunks held {rows[-1].get('update')} updates after "
-                f"chunk {rows[-1]['chunk'] + 1}, now they would hold {self.chunk_updates} each (its first "
-                "total was shorter than one chunk); this run cannot be extended, start a new one"
-            )
         write_atomic(self.path, "".join(dumps_line(r) for r in rows))
         self._out = JsonlWriter(self.path)
 
