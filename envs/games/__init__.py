@@ -1,5 +1,5 @@
-"""Games: matrix games, board games (tic-tac-toe, connect four), poker (Kuhn, Leduc) and
-Liar's dice, one module each.
+"""Games: matrix games, board games (tic-tac-toe, connect four), poker (Kuhn, Leduc),
+Liar's dice and Hanabi, one module each.
 
 :func:`register` adds their registry ids and scripted players; entry points are strings,
 so importing this package imports none of the game modules.
@@ -123,6 +123,33 @@ def register() -> None:
         reference="open_spiel leduc_poker",
         description="Leduc hold'em: six cards, two betting rounds, one public card",
     )
+    # Hanabi (OpenSpiel hanabi / the Hanabi Learning Environment) and HLE's presets.
+    for name, kwargs, desc in (
+        ("hanabi", {}, "Hanabi: 5 colours x 5 ranks, hands of 5, 8 hint tokens, 3 lives (HLE Hanabi-Full)"),
+        (
+            "hanabi_small",
+            {"colours": 2, "hand_size": 2, "max_information_tokens": 3, "max_life_tokens": 1},
+            "Hanabi: 2 colours, hands of 2, 3 hint tokens, 1 life (HLE Hanabi-Small)",
+        ),
+        (
+            "hanabi_very_small",
+            {"colours": 1, "hand_size": 2, "max_information_tokens": 3, "max_life_tokens": 1},
+            "Hanabi: 1 colour, hands of 2, 3 hint tokens, 1 life (HLE Hanabi-Very-Small)",
+        ),
+    ):
+        register(
+            f"{name}-v0",
+            "alem.envs.games.hanabi:Hanabi",
+            kwargs=kwargs,
+            family="games",
+            num_agents="2-5 (default 2)",
+            text=True,
+            reference="open_spiel hanabi",
+            description=desc,
+        )
+    for name in ("hanabi", "hanabi_small", "hanabi_very_small"):
+        register_policy(name, "rule", "alem.envs.games.hanabi:RulePlayer")
+
     for name in ("kuhn_poker", "leduc_holdem"):
         register_policy(name, "cfr", f"alem.envs.games.{name}:cfr_policy")
         register_policy(name, "nash", f"alem.envs.games.{name}:nash_policy")
