@@ -60,11 +60,9 @@ def summarize_run(
     returns = _per_seat(records, "returns", n)
     dec = _per_seat(records, "decisions", n)
     bad = _per_seat(records, "env_illegal", n)
-    zero_sum = bool(
-        n == 2
-        and len(records) > 0
-        and np.all(np.abs(returns.sum(axis=1)) <= 1e-6 * (1 + np.abs(returns).max()))
-    )
+    # The env's own flag (checked against its rewards by the conformance suite): a cooperative
+    # game's identical returns are not draws.
+    zero_sum = bool(n == 2 and env.zero_sum and len(records) > 0)
     llm, latencies = _llm_counts(run_dir, set(eps), n)
     prices = _prices(run_dir)
     seats = []

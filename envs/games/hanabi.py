@@ -638,15 +638,17 @@ class Hanabi(TextHooks, MultiAgentEnv[HanabiState, HanabiParams]):
         cp = np.asarray(state.colour_plausible[player, slot])
         rp = np.asarray(state.rank_plausible[player, slot])
         ch, rh = int(state.colour_hinted[player, slot]), int(state.rank_hinted[player, slot])
-        colour = COLOUR_NAMES[ch] if ch >= 0 else None
-        rank = str(rh + 1) if rh >= 0 else None
         bits = []
-        if colour or rank:
-            bits.append(" ".join(x for x in (colour, rank) if x))
-        if colour is None and not cp.all():
+        if ch >= 0 and rh >= 0:
+            bits.append(f"{COLOUR_NAMES[ch]} {rh + 1}")
+        elif ch >= 0:
+            bits.append(COLOUR_NAMES[ch])
+        elif rh >= 0:
+            bits.append(f"rank {rh + 1}")
+        if ch < 0 and not cp.all():
             bits.append("not " + "/".join(COLOUR_NAMES[c] for c in np.flatnonzero(~cp)))
-        if rank is None and not rp.all():
-            bits.append("not " + "/".join(str(r + 1) for r in np.flatnonzero(~rp)))
+        if rh < 0 and not rp.all():
+            bits.append("not rank " + "/".join(str(r + 1) for r in np.flatnonzero(~rp)))
         return ", ".join(bits) if bits else "unknown"
 
     def render_text(

@@ -314,7 +314,16 @@ def test_rule_player_scores_far_above_random_in_self_play():
     assert rand.mean() < 2.5 and rule.mean() > 10, (rand.mean(), rule.mean())
 
 
-def test_rule_player_is_an_arena_player():
-    env = alem.make("hanabi-v0")
+def test_rule_player_is_an_arena_player_and_scores_are_not_wins(tmp_path):
+    from alem.arena.evaluation import evaluate
+
+    env = alem.make("hanabi_very_small-v0")
     player = alem.policies.make_policy("rule", env)
     assert isinstance(player, RulePlayer)
+    results = evaluate(
+        env, [player, player], episodes=16, num_envs=8, run_dir=tmp_path / "run", progress=False
+    )
+    seats = results["seats"]
+    # A shared score: both seats get the same return, and no win/draw/loss is made up for it.
+    assert seats[0]["return_mean"] == seats[1]["return_mean"] > 1
+    assert not results["zero_sum"] and "win" not in seats[0]
