@@ -75,6 +75,7 @@ class LearnerConfig:
     clip_scale_by_agents: bool = False  # IPPO option: clip range eps / N
     clip_value: bool = True
     ent_coef: float = 0.01
+    ent_coef_end: float = -1.0  # >= 0: the entropy coefficient moves linearly from ent_coef to this over the run's updates; < 0: constant
     vf_coef: float = 0.5
     normalize_advantages: bool = True
     value_norm: bool = False  # MAPPO: debiased running mean/var of value targets

@@ -19,6 +19,7 @@ __all__ = [
     "dpo_surrogate",
     "update_dpo_betas",
     "happo_factor",
+    "linear_coef",
 ]
 
 _NEG = -1e9  # logit of an illegal action: exp() underflows to exactly 0
@@ -98,3 +99,13 @@ def happo_factor(factor: Array, ratio: Array, acting: Array) -> Array:
     new/old probability ratio, on the steps where it acted. Where it did not act (a waiting
     player, an agent that left the map) its action changed nothing and counts as ratio 1."""
     return factor * jax.lax.stop_gradient(jnp.where(acting, ratio, 1.0))
+
+
+def linear_coef(update: Array, start: float, end: float, num_updates: int) -> Array:
+    """A coefficient moved linearly from ``start`` (update 0) to ``end`` (the last of
+    ``num_updates`` updates); ``end < 0`` keeps it at ``start``. The entropy bonus's schedule
+    (``algo.ent_coef`` -> ``algo.ent_coef_end``)."""
+    if end < 0:
+        return jnp.float32(start)
+    frac = jnp.clip(jnp.asarray(update, jnp.float32) / max(num_updates - 1, 1), 0.0, 1.0)
+    return jnp.float32(start) + (end - start) * frac

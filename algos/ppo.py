@@ -54,6 +54,7 @@ from alem.algos.losses import (
     clipped_value_loss,
     dpo_surrogate,
     happo_factor,
+    linear_coef,
     masked_log_softmax,
     update_dpo_betas,
 )
@@ -578,8 +579,12 @@ class Learner:
         value_norm: ValueNorm,
         clip_eps,
         normalize=True,
+        ent_coef=None,
     ):
+        """The minibatch loss and its metrics; ``ent_coef`` (default ``cfg.ent_coef``) is the
+        entropy bonus's coefficient at this update (see :meth:`entropy_coef`)."""
         c = self.cfg
+        ent_coef = c.ent_coef if ent_coef is None else ent_coef
         a_in, c_in = self.inputs(mb.obs, mb.gstate, mb.acting)
         _, out = self._apply(self.actor_net, params["actor"], h0["actor"], a_in, mb.resets)
         logp_table = self.distribution(out, mb.mask)
@@ -611,7 +616,7 @@ class Learner:
             _weighted_mean(vl, w_v),
             _weighted_mean(ent, w_pg),
         )
-        total = pg_loss + c.vf_coef * v_loss - c.ent_coef * entropy
+        total = pg_loss + c.vf_coef * v_loss - ent_coef * entropy
         metrics = {
             "policy_loss": pg_loss,
             "value_loss": v_loss,
@@ -621,6 +626,12 @@ class Learner:
         }
         return total, metrics
 
+    def entropy_coef(self, update: jax.Array) -> jax.Array:
+        """The entropy bonus's coefficient at update ``update`` (0-based): ``ent_coef``, or
+        linearly from ``ent_coef`` to ``ent_coef_end`` over the run when that is >= 0."""
+        c = self.cfg
+        return linear_coef(update, c.ent_coef, c.ent_coef_end, c.num_updates)
+
     def _optimise(
         self, state: LearnerState, batch, hidden0, adv, targets, agent_w, role_mask, key, normalize=True
     ):
@@ -628,7 +639,10 @@ class Learner:
         c = self.cfg
         clip_eps = c.clip_eps / self.n if c.clip_scale_by_agents else c.clip_eps
         mb_size = c.num_envs // c.num_minibatches
-        grad_fn = jax.value_and_grad(functools.partial(self.loss, normalize=normalize), has_aux=True)
+        grad_fn = jax.value_and_grad(
+            functools.partial(self.loss, normalize=normalize, ent_coef=self.entropy_coef(state.update)),
+            has_aux=True,
+        )
 
         def minibatch(carry, idx):
             params, opt_state = carry

@@ -197,3 +197,42 @@ def test_cppo_joint_log_prob_is_the_sum_over_the_acting_agents():
     np.testing.assert_allclose(np.asarray(old_logp)[:, 0], (np.asarray(old) * w).sum(-1), rtol=1e-6)
     agent_ent = -(np.exp(np.asarray(table)) * np.asarray(table)).sum(-1)
     np.testing.assert_allclose(np.asarray(ent)[:, 0], (agent_ent * w).sum(-1), rtol=1e-5)
+
+
+def test_entropy_bonus_follows_the_ent_coef_schedule():
+    """``ent_coef_end >= 0``: the loss weights the entropy by the coefficient of the current update
+    (``ent_coef`` at the first, ``ent_coef_end`` at the last); by default it stays ``ent_coef``."""
+    import jax
+    import jax.numpy as jnp
+
+    env = alem.make("kuhn_poker-v0")
+    cfg = make_config("ippo", **SIZES, ent_coef=0.3, ent_coef_end=0.1, hidden=(8,))
+    learner = make_learner(env, cfg)
+    assert cfg.num_updates == 4
+    assert [float(learner.entropy_coef(jnp.int32(u))) for u in range(4)] == pytest.approx([0.3, 0.2333333, 0.1666667, 0.1])
+    const = make_learner(env, make_config("ippo", **SIZES, ent_coef=0.3, hidden=(8,)))
+    assert float(const.entropy_coef(jnp.int32(3))) == pytest.approx(0.3)
+
+    state = jax.jit(learner.init)(jax.random.key(0))
+    state, batch, roll = jax.jit(learner.rollout)(state, env.default_params)
+    adv = jax.random.normal(jax.random.key(1), batch.reward.shape)
+    args = (roll["hidden0"], adv, jnp.zeros_like(adv), jnp.ones((2,)), state.betas, state.value_norm, 0.2)
+    total0, m = learner.loss(state.params, batch, *args, ent_coef=0.0)
+    total1, _ = learner.loss(state.params, batch, *args, ent_coef=0.25)
+    assert float(m["entropy"]) > 0.5  # a fresh policy over two actions
+    assert float(total0 - total1) == pytest.approx(0.25 * float(m["entropy"]), rel=1e-5)
+
+    # the update optimises with the scheduled coefficient: at the last update that is ent_coef_end
+    seen = []
+    real_loss = learner.loss
+
+    def spy(*a, **kw):
+        seen.append(kw["ent_coef"])
+        return real_loss(*a, **kw)
+
+    object.__setattr__(learner, "loss", spy)
+    try:
+        learner.update(state.replace(update=jnp.int32(3)))
+    finally:
+        object.__delattr__(learner, "loss")
+    assert seen and float(seen[0]) == pytest.approx(0.1)

@@ -14,6 +14,7 @@ from alem.algos.losses import (
     clipped_surrogate,
     clipped_value_loss,
     dpo_surrogate,
+    linear_coef,
     masked_log_softmax,
     update_dpo_betas,
 )
@@ -154,3 +155,11 @@ def test_happo_factor_counts_only_the_steps_where_the_agent_acted():
     np.testing.assert_allclose(np.asarray(f), [0.5, 0.25, 10.0, 1.0])
     grad = jax.grad(lambda r: happo_factor(jnp.ones(4), r, acted1).sum())(ratio1)
     np.testing.assert_array_equal(np.asarray(grad), 0.0)  # a weight, not a path for gradients
+
+
+def test_linear_coef_goes_from_start_to_end_over_the_run_and_stays_constant_without_an_end():
+    # 5 updates: 0 -> start, 4 (the last) -> end, in equal steps; later updates stay at end
+    got = [float(linear_coef(jnp.int32(u), 0.2, 0.0, 5)) for u in range(6)]
+    assert got == pytest.approx([0.2, 0.15, 0.1, 0.05, 0.0, 0.0], abs=1e-7)
+    assert float(linear_coef(jnp.int32(3), 0.05, -1.0, 5)) == pytest.approx(0.05)  # end < 0: constant
+    assert float(linear_coef(jnp.int32(0), 0.1, 0.3, 1)) == pytest.approx(0.1)  # one update: start
