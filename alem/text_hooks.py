@@ -78,15 +78,28 @@ class TextHooks:
         names = self.action_names(agent)
         return [n for j, n in enumerate(names) if mask[j]]
 
+    def _name_table(self, agent: int) -> tuple[list[str], dict[str, int]]:
+        """``agent``'s action names and its lookup table (normalised name or alias -> index).
+
+        Built once per env instance and agent: names and aliases take no state, so they are
+        static (parsing is on the host hot path of batched text play).
+        """
+        cache = self.__dict__.setdefault("_name_tables", {})
+        found = cache.get(agent)
+        if found is None:
+            names = self.action_names(agent)
+            table = {words(n): j for j, n in enumerate(names)}
+            table.update({words(k): v for k, v in self.action_aliases(agent).items()})
+            found = cache[agent] = (names, table)
+        return found
+
     def parse_action(self, text: str, agent: int = 0) -> int | None:
         """Action index named in free ``text``, or None when it names none or several.
 
         Accepts an action name or alias (case and punctuation ignored), the name
         inside a sentence when exactly one name occurs, and a bare index.
         """
-        names = self.action_names(agent)
-        table = {words(n): j for j, n in enumerate(names)}
-        table.update({words(k): v for k, v in self.action_aliases(agent).items()})
+        names, table = self._name_table(agent)
         said = words(text)
         if said in table:
             return table[said]

@@ -15,6 +15,10 @@
 - :mod:`alem.text.local_server`: the embedded llama.cpp server with SmolLM2-135M-Instruct.
 - :mod:`alem.text.policy`: :class:`LLMPolicy`, the ``"llm"`` player of ``python -m alem.evaluate``.
 - :mod:`alem.text.counters`: the counters of its decision records (:func:`decision_counts`).
+- :mod:`alem.text.pool`: :class:`TextEnvPool`, N envs in lock-step as chat prompts and replies (training).
+- :mod:`alem.text.advantages`: GRPO, SPIRAL's role-conditioned and turn-level advantage estimators.
+- :mod:`alem.text.export`: trajectories as chat-format JSONL (arena runs, scripted experts).
+- :mod:`alem.text.adapters`: rollouts through any chat backend, a TRL-style one-move reward.
 
 Importing this package starts nothing and needs neither httpx nor xllamacpp.
 """
@@ -32,6 +36,7 @@ from alem.text.backends import (
 )
 from alem.text.parsing import ParseResult, action_schema, parse_reply
 from alem.text.policy import LLMPolicy, decision_counts
+from alem.text.pool import TextEnvPool
 
 __all__ = [
     "BackendUnavailable",
@@ -43,6 +48,7 @@ __all__ = [
     "RequestFailed",
     "ScriptedBackend",
     "TextBackendError",
+    "TextEnvPool",
     "action_schema",
     "decision_counts",
     "parse_reply",
