@@ -11,6 +11,20 @@ final state and observations are outputs, so XLA cannot drop them as dead code. 
 Differences worth knowing (they change the work little): JaxMARL runs 26 transitions per episode
 for ``max_steps=25`` (alem and mpe2 run 25), and JaxMARL's continuous scenarios are not compared
 here (only the default, discrete actions). ``jaxmarl`` is imported inside ``prepare`` only.
+
+Hanabi (``hanabi-v0`` and HLE's small presets; ``jaxmarl.make("hanabi")``, whose defaults are
+alem's hanabi-v0: 2 players, 5 colours x 5 ranks with 3/2/2/2/1 copies, hands of 5, 8 information
+tokens, 3 lives; the plugin passes the alem env's configuration explicitly anyway) is turn-based
+with legal moves, so its rollout samples legal actions instead: JaxMARL 0.2.0's Hanabi does not
+implement ``get_avail_actions`` (the base class raises ``NotImplementedError``), so the masks come
+from its ``get_legal_moves(state)`` (a dict of float ``[21]`` rows: the 20 HLE moves plus a no-op
+that only the waiting player may take). As alem's sampler does for turn-based envs, one action per
+env is drawn (``alem.rollout.random_legal_actions`` on the union of the agents' rows without the
+no-op, i.e. the moves of the player to move) and given to the player to move; the waiting player
+gets the no-op, so every agent's action is legal. Rewards are summed over the agents (``"__all__"``
+left out), as alem sums every agent's reward. JaxMARL's observation (its "v0 belief" encoding, 658
+floats for the full game, as alem's ``card_knowledge``) is computed for both players each step,
+and its auto-reset computes a fresh game (deck shuffle and observation) every step, as for MPE.
 """
 
 from __future__ import annotations
@@ -32,12 +46,73 @@ SCENARIOS = {
 }
 
 
+#: alem Overcooked ids -> JaxMARL 0.2.0 layout names (``jaxmarl.make("overcooked", layout=...)``).
+#: JaxMARL's Overcooked is not overcooked-ai 1.1.0's dynamics (its pots start cooking by themselves
+#: at 3 onions, its counter_circuit has no tomatoes); the comparison is throughput only.
+OVERCOOKED = {
+    "overcooked_cramped_room-v0": "cramped_room",
+    "overcooked_asymmetric_advantages-v0": "asymm_advantages",
+    "overcooked_coordination_ring-v0": "coord_ring",
+    "overcooked_forced_coordination-v0": "forced_coord",
+    "overcooked_counter_circuit-v0": "counter_circuit",
+}
+
+#: alem Hanabi ids: JaxMARL's ``hanabi`` built with the alem env's configuration.
+HANABI = ("hanabi-v0", "hanabi_small-v0", "hanabi_very_small-v0")
+
+
+def hanabi_kwargs(env: Any) -> dict[str, Any]:
+    """``jaxmarl.make("hanabi", **kwargs)`` arguments matching an alem Hanabi env."""
+    return {
+        "num_agents": env.num_players,
+        "num_colors": env.colours,
+        "num_ranks": env.ranks,
+        "hand_size": env.hand_size,
+        "max_info_tokens": env.max_info,
+        "max_life_tokens": env.max_life,
+        "num_cards_of_rank": [int(c) for c in env.copies],
+    }
+
+
 def jaxmarl_available() -> bool:
     return importlib.util.find_spec("jaxmarl") is not None
 
 
-def build_jaxmarl_rollout(jaxmarl_id: str, num_envs: int, num_steps: int, **kwargs: Any):
-    """Jitted ``run(key) -> (total_reward, final_state, final_obs)`` of ``num_envs`` JaxMARL envs."""
+def legal_move_sampler(env: Any):
+    """``draw(key, states) -> {agent: int32 [N]}`` for a batch of JaxMARL Hanabi states.
+
+    One uniformly random legal move per env (alem's ``random_legal_actions``, one draw for the
+    batch) from ``env.get_legal_moves`` for the player to move; the no-op (the last action, legal for
+    the waiting players only) for the others.
+    """
+    import jax
+    import jax.numpy as jnp
+
+    from alem.rollout import random_legal_actions
+
+    agents = list(env.agents)
+    legal = jax.vmap(env.get_legal_moves)
+    noop = env.action_space(agents[0]).n - 1
+
+    def draw(key, states):
+        moves = legal(states)
+        mask = jnp.stack([moves[a] for a in agents], axis=1) > 0  # [N, P, A]
+        one = random_legal_actions(key, mask[..., :noop].any(axis=1))  # [N]: the mover's move
+        waiting = mask[..., noop]  # [N, P]
+        return {a: jnp.where(waiting[:, i], noop, one) for i, a in enumerate(agents)}
+
+    return draw
+
+
+def build_jaxmarl_rollout(
+    jaxmarl_id: str, num_envs: int, num_steps: int, legal_moves: bool = False, **kwargs: Any
+):
+    """Jitted ``run(key) -> (total_reward, final_state, final_obs)`` of ``num_envs`` JaxMARL envs.
+
+    ``legal_moves=True`` (turn-based games with a no-op for the waiting players, e.g. Hanabi): one
+    uniformly random legal move per env from ``env.get_legal_moves`` for the player to move, the
+    no-op (the last action) for the others; else every agent draws uniformly from its whole space.
+    """
     import jax
     import jax.numpy as jnp
     import jaxmarl
@@ -48,6 +123,17 @@ def build_jaxmarl_rollout(jaxmarl_id: str, num_envs: int, num_steps: int, **kwar
     reset = jax.vmap(env.reset)
     step = jax.vmap(env.step)
 
+    if legal_moves:
+        draw = legal_move_sampler(env)
+    else:
+
+        def draw(key, state):
+            u = jax.random.uniform(key, (len(agents), num_envs))  # one draw for the whole batch
+            return {
+                a: jnp.floor(u[i] * n).astype(jnp.int32)
+                for i, (a, n) in enumerate(zip(agents, sizes, strict=True))
+            }
+
     def run(key):
         key_reset, key_run = jax.random.split(key)
         obs, state = reset(jax.random.split(key_reset, num_envs))
@@ -55,13 +141,9 @@ def build_jaxmarl_rollout(jaxmarl_id: str, num_envs: int, num_steps: int, **kwar
         def body(carry, step_key):
             obs, state, total = carry
             key_act, key_env = jax.random.split(step_key)
-            u = jax.random.uniform(key_act, (len(agents), num_envs))  # one draw for the whole batch
-            actions = {
-                a: jnp.floor(u[i] * n).astype(jnp.int32)
-                for i, (a, n) in enumerate(zip(agents, sizes, strict=True))
-            }
+            actions = draw(key_act, state)
             obs, state, reward, _, _ = step(jax.random.split(key_env, num_envs), state, actions)
-            return (obs, state, total + sum(r.sum() for r in reward.values())), None
+            return (obs, state, total + sum(reward[a].sum() for a in agents)), None
 
         init = (obs, state, jnp.zeros((), jnp.float32))
         (obs, state, total), _ = jax.lax.scan(body, init, jax.random.split(key_run, num_steps))
@@ -72,8 +154,20 @@ def build_jaxmarl_rollout(jaxmarl_id: str, num_envs: int, num_steps: int, **kwar
 
 def make_references(bench: Any) -> list:
     def supports(env_id: str, env: Any) -> str | None:
+        if env_id in HANABI:
+            if env.observation_type != "card_knowledge":
+                return (
+                    f"JaxMARL's Hanabi has the card-knowledge observation only; this env has "
+                    f"observation_type={env.observation_type!r}"
+                )
+            if not jaxmarl_available():
+                return "jaxmarl is not installed (pip install jaxmarl==0.2.0)"
+            return None
+        if env_id in OVERCOOKED:
+            return None if jaxmarl_available() else "jaxmarl is not installed (pip install jaxmarl==0.2.0)"
         if env_id not in SCENARIOS:
-            return f"JaxMARL has no counterpart of {env_id!r}; covered: {sorted(SCENARIOS)}"
+            covered = sorted([*SCENARIOS, *HANABI, *OVERCOOKED])
+            return f"JaxMARL has no counterpart of {env_id!r}; covered: {covered}"
         if getattr(env, "continuous_actions", False):
             return "the JaxMARL reference covers discrete actions only"
         if not jaxmarl_available():
@@ -83,6 +177,17 @@ def make_references(bench: Any) -> list:
     def prepare(env_id: str, env: Any, num_envs: int, num_steps: int):
         import jax
 
+        if env_id in HANABI:
+            run = build_jaxmarl_rollout("hanabi", num_envs, num_steps, legal_moves=True, **hanabi_kwargs(env))
+            return lambda seed: run(jax.random.key(seed))[0]
+        if env_id in OVERCOOKED:
+            from jaxmarl.environments.overcooked import overcooked_layouts
+
+            layout = overcooked_layouts[OVERCOOKED[env_id]]
+            run = build_jaxmarl_rollout(
+                "overcooked", num_envs, num_steps, layout=layout, max_steps=int(env.default_params.max_steps)
+            )
+            return lambda seed: run(jax.random.key(seed))[0]
         jaxmarl_id, names = SCENARIOS[env_id]
         kwargs = {}
         if "num_agents" in names:
@@ -93,7 +198,10 @@ def make_references(bench: Any) -> list:
     return [
         bench.Reference(
             name="jaxmarl",
-            description="JaxMARL 0.2.0 MPE: vmap over envs inside one jitted lax.scan, its own auto-reset",
+            description=(
+                "JaxMARL 0.2.0 (MPE, Hanabi, Overcooked): vmap over envs inside one jitted lax.scan, its "
+                "own auto-reset; Hanabi: random legal moves from get_legal_moves"
+            ),
             supports=supports,
             prepare=prepare,
         )

@@ -7,6 +7,10 @@ every game once (a Python ``for`` loop over the games): one uniformly random leg
 ``chance_outcomes()``; an ended game is replaced by a new one whose initial chance nodes are sampled
 the same way. One env step is one player action, as in alem, whose chance happens inside
 ``reset``/``step``; chance nodes are not counted as steps. All ``N * T`` steps are run and timed.
+The loop asks each state for its legal actions and returns only; it does not build observation
+tensors (alem's step computes every player's observation), for every game alike, Hanabi included
+(``hanabi-v0``: OpenSpiel's ``hanabi``, the Hanabi Learning Environment, where every card dealt is a
+chance node: ten at the start of a 2-player game, one after each play or discard).
 
 The loop's rate does not depend on ``N`` (one game at a time), while its cost grows with it: at
 ``N = 16384, T = 128`` one repetition is 2.1M steps, 15-40 s on a 2-vCPU machine. The games table in
@@ -30,6 +34,9 @@ GAMES = {
     "kuhn_poker-v0": "kuhn_poker",
     "leduc_holdem-v0": "leduc_poker",
     "liars_dice-v0": "liars_dice",
+    "hanabi-v0": "hanabi",
+    "hanabi_small-v0": "hanabi",
+    "hanabi_very_small-v0": "hanabi",
 }
 
 
@@ -40,6 +47,8 @@ def game_parameters(env_id: str, env: Any) -> dict[str, Any]:
         return {"players": env.num_agents}
     if name == "liars_dice":
         return {"numdice": env.dice_per_player, "dice_sides": env.dice_sides}
+    if name == "hanabi":
+        return env.openspiel_params()
     return {}
 
 

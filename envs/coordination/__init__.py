@@ -1,5 +1,7 @@
-"""Coordination worlds: MPE (mpe2's particle worlds, :mod:`~alem.envs.coordination.mpe`) and
-Level-Based Foraging (:mod:`~alem.envs.coordination.lbf`).
+"""Coordination worlds: MPE (mpe2's particle worlds, :mod:`~alem.envs.coordination.mpe`),
+Level-Based Foraging (:mod:`~alem.envs.coordination.lbf`), Overcooked
+(:mod:`~alem.envs.coordination.overcooked`) and the multi-robot warehouse RWARE
+(:mod:`~alem.envs.coordination.rware`).
 
 :func:`register` adds their registry ids; entry points are strings, so importing this
 package imports no env module.
@@ -69,9 +71,30 @@ _LBF = (
     ),
 )
 
+# Overcooked (Carroll et al. 2019) layouts as overcooked-ai 1.1.0 ships them:
+# (layout name, description); grids in alem.envs.coordination.overcooked.layouts.
+_OVERCOOKED = (
+    ("cramped_room", "a small shared room with one pot"),
+    ("asymmetric_advantages", "two rooms sharing two pots"),
+    ("coordination_ring", "a ring around a central counter"),
+    ("forced_coordination", "ingredients on one side, pots on the other: hand over on counters"),
+    ("counter_circuit", "a loop around a long counter, onion and tomato orders"),
+)
+
+# Multi-robot warehouse (rware 2.0.0): rware's sizes and agent counts, its "-hard" queue (half a shelf
+# per robot); id suffix -> (kwargs, rware id).
+_RWARE = {
+    f"{size}_{n}ag{'_hard' if hard else ''}": (
+        {"size": size, "num_agents": n, "difficulty": "hard" if hard else "normal"},
+        f"rware-{size}-{n}ag{'-hard' if hard else ''}-v2",
+    )
+    for size, n in (("tiny", 2), ("tiny", 4), ("small", 4), ("medium", 4), ("large", 4))
+    for hard in (False, True)
+}
+
 
 def register() -> None:
-    """Register the MPE and LBF ids (family ``"coordination"``)."""
+    """Register the MPE, LBF, Overcooked and RWARE ids (family ``"coordination"``)."""
     from alem.registry import register
 
     # MPE; continuous actions with continuous_actions=True.
@@ -94,4 +117,32 @@ def register() -> None:
             text=True,
             reference="lbforaging",
             description=f"Level-Based Foraging: {desc}",
+        )
+    # Overcooked (overcooked-ai 1.1.0), one id per original layout.
+    for name, desc in _OVERCOOKED:
+        register(
+            f"overcooked_{name}-v0",
+            "alem.envs.coordination.overcooked:Overcooked",
+            kwargs={"layout": name},
+            family="coordination",
+            num_agents=2,
+            text=True,
+            reference="overcooked-ai 1.1.0",
+            description=f"Overcooked ({name}): {desc}",
+        )
+    # RWARE (rware 2.0.0); rware-v0 is rware's rware-tiny-2ag-v2.
+    for suffix, (kwargs, rware_id) in {
+        "": _RWARE["tiny_2ag"],
+        **{f"_{k}": v for k, v in _RWARE.items()},
+    }.items():
+        register(
+            f"rware{suffix}-v0",
+            "alem.envs.coordination.rware:Warehouse",
+            kwargs=kwargs,
+            family="coordination",
+            num_agents=kwargs["num_agents"],
+            text=True,
+            reference="rware 2.0.0",
+            description=f"Multi-robot warehouse: {kwargs['size']}, {kwargs['num_agents']} robots, "
+            f"{kwargs['difficulty']} request queue ({rware_id})",
         )

@@ -33,18 +33,7 @@ CONFIGS = {
 
 
 def spiel_game(env: Hanabi):
-    return pyspiel.load_game(
-        "hanabi",
-        {
-            "players": env.num_players,
-            "colors": env.colours,
-            "ranks": env.ranks,
-            "hand_size": env.hand_size,
-            "max_information_tokens": env.max_info,
-            "max_life_tokens": env.max_life,
-            "observation_type": env.observation_type,
-        },
-    )
+    return pyspiel.load_game("hanabi", env.openspiel_params())
 
 
 @functools.cache
