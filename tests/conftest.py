@@ -13,9 +13,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# Compiled programs are reused across test runs (and CI reruns on the same machine).
-jax.config.update("jax_compilation_cache_dir", os.environ.get("ALEM_JAX_CACHE", str(ROOT / ".jax_cache")))
-jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.2)
+# JAX's persistent compilation cache is opt-in: ALEM_JAX_CACHE=<dir> reuses compiled programs
+# across runs and xdist workers. It is off by default because XLA's CPU executable
+# (de)serialization segfaulted xdist workers a few times per suite run on 2026-12-01 (JAX 0.10.2,
+# inside put_executable_and_time / get_executable_and_time), with fresh caches too.
+if os.environ.get("ALEM_JAX_CACHE"):
+    jax.config.update("jax_compilation_cache_dir", os.environ["ALEM_JAX_CACHE"])
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.2)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -286,10 +286,11 @@ def _run_cli(module: str, args: list[str], cwd: Path, kill_after: float | None =
         "WANDB_MODE": "disabled",
         "HYDRA_FULL_ERROR": "0",
         "JAX_PLATFORMS": "cpu",
-        # the suite's persistent compilation cache: the reference, killed and resumed runs compile once
-        "JAX_COMPILATION_CACHE_DIR": str(jax.config.jax_compilation_cache_dir),
-        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0.2",
     }
+    if jax.config.jax_compilation_cache_dir:
+        # the suite's persistent compilation cache (ALEM_JAX_CACHE): killed and resumed runs compile once
+        env["JAX_COMPILATION_CACHE_DIR"] = str(jax.config.jax_compilation_cache_dir)
+        env["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0.2"
     proc = subprocess.Popen(
         [sys.executable, "-m", module, *args],
         cwd=cwd,
