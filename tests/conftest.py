@@ -16,7 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # JAX's persistent compilation cache is opt-in: ALEM_JAX_CACHE=<dir> reuses compiled programs
 # across runs and xdist workers. It is off by default because XLA's CPU executable
 # (de)serialization segfaulted xdist workers a few times per suite run on 2026-12-01 (JAX 0.10.2,
-# inside put_executable_and_time / get_executable_and_time), with fresh caches too.
+# inside put_executable_and_time / get_executable_and_time), with fresh caches too. (The compiler
+# itself also aborted a worker once without the cache: setup.cfg reruns crashed tests.)
 if os.environ.get("ALEM_JAX_CACHE"):
     jax.config.update("jax_compilation_cache_dir", os.environ["ALEM_JAX_CACHE"])
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.2)
