@@ -102,6 +102,7 @@ class LearnerConfig:
     snapshot_every: int = 10  # updates between snapshots
     pool_replace: str = "ring"  # ring: the last K snapshots; reservoir: a uniform sample of all taken
     selfplay_current: float = 0.0  # probability that an episode's opponent is the current policy (both seats learn)
+    selfplay_random: float = 0.0  # probability that an episode's opponent plays uniform-random legal moves (any selfplay mode)
     pfsp_power: float = 2.0  # prioritised: a snapshot's weight is (1 - learner's score vs it)^p
     win_rate_ema: float = 0.05  # per finished episode: rate of the running score per snapshot
     psro_iters: int = 1000  # psro: fictitious-play iterations of the meta-Nash solver
@@ -153,18 +154,23 @@ class LearnerConfig:
                 "centralised actors (actor=joint/joint_action) support objective=clip only"
             )
 
-        if self.selfplay != "off":
+        if not 0 <= self.selfplay_random < 1:
+            raise LearnerConfigError(f"algo.selfplay_random must be in [0, 1), got {self.selfplay_random!r}")
+        if self.selfplay != "off" or self.selfplay_random > 0:
             self._check_selfplay()
 
     def _check_selfplay(self) -> None:
         for field in ("pool_size", "snapshot_every", "psro_iters", "psro_eval_envs", "psro_eval_steps"):
             require_positive_int(getattr(self, field), f"algo.{field}", error=LearnerConfigError)
+        what = f"algo.selfplay={self.selfplay}" if self.selfplay != "off" else "algo.selfplay_random"
         if self.actor != "local" or self.sharing != "shared" or self.recurrent:
             raise LearnerConfigError(
-                f"algo.selfplay={self.selfplay} needs a decentralised feed-forward actor with shared "
+                f"{what} needs a decentralised feed-forward actor with shared "
                 f"parameters (actor=local, sharing=shared, recurrent=0), got actor={self.actor}, "
                 f"sharing={self.sharing}, recurrent={self.recurrent}"
             )
+        if self.selfplay == "off":  # selfplay_random alone: current self or random, no pool
+            return
         if self.psro_eval_envs % 2:
             raise LearnerConfigError(
                 f"algo.psro_eval_envs={self.psro_eval_envs} must be even (half the envs per seat)"
@@ -177,6 +183,11 @@ class LearnerConfig:
             raise LearnerConfigError(f"algo.pfsp_power must be >= 0, got {self.pfsp_power!r}")
         if not 0 <= self.selfplay_current < 1:
             raise LearnerConfigError(f"algo.selfplay_current must be in [0, 1), got {self.selfplay_current!r}")
+        if self.selfplay_current + self.selfplay_random >= 1:
+            raise LearnerConfigError(
+                f"algo.selfplay_current + algo.selfplay_random = {self.selfplay_current + self.selfplay_random:g} "
+                "leaves no episodes against the pool (must be < 1)"
+            )
         if not 0 < self.win_rate_ema <= 1:
             raise LearnerConfigError(f"algo.win_rate_ema must be in (0, 1], got {self.win_rate_ema!r}")
         snapshots = 1 + self.num_updates // self.snapshot_every

@@ -29,7 +29,8 @@ Self-play with an opponent pool (``cfg.selfplay != "off"``, two-player zero-sum 
 env, the learner's seat and the opponent's slot, drawn at each episode start. The opponent
 seat's actions come from its snapshot (a per-env gather of the pool, vmapped over envs), and
 every loss term, the advantage normalisation and the value statistics weight only the
-learner seat's units (``Batch.seat_w``).
+learner seat's units (``Batch.seat_w``). ``cfg.selfplay_random`` seats the uniform-random
+player (slot -2) in that share of episodes, with or without a pool.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ from alem.algos.losses import (
 )
 from alem.algos.networks import Network
 from alem.core import MultiAgentEnv
-from alem.rollout import episode_totals
+from alem.rollout import episode_totals, random_legal_actions
 from alem.wrappers import BatchedAutoReset, EpisodeStats
 
 __all__ = ["Learner", "LearnerState", "make_learner"]
@@ -191,6 +192,12 @@ class Learner:
     def num_units(self) -> int:
         """Advantage/value units: one per agent (decentralised) or one for the team."""
         return 1 if self.centralised else self.n
+
+    @property
+    def matched(self) -> bool:
+        """Each episode has a learner seat and an opponent (a pool snapshot, the current self or
+        the random player): ``selfplay != "off"`` or ``selfplay_random > 0``."""
+        return self.cfg.selfplay != "off" or self.cfg.selfplay_random > 0
 
     @property
     def uses_global_state(self) -> bool:
@@ -340,9 +347,9 @@ class Learner:
         }
         betas = jnp.stack([jnp.full((m,), c.dpo_beta1), jnp.full((m,), c.dpo_beta2)]).astype(jnp.float32)
         pool = match = None
-        if c.selfplay != "off":
+        if self.matched:
             key, k_match = jax.random.split(key)
-            pool = sp.init_pool(params["actor"], c.pool_size)
+            pool = sp.init_pool(params["actor"], c.pool_size) if c.selfplay != "off" else None
             match = self._draw_matches(pool, k_match, c.num_envs)
         return LearnerState(
             params,
@@ -386,22 +393,28 @@ class Learner:
         return h, self.env_actions(dist_actions), dist_actions, logp_table
 
     # ------------------------------------------------------------------ self-play
-    def _draw_matches(self, pool: sp.Pool, key: jax.Array, num_envs: int) -> dict[str, jax.Array]:
+    def _draw_matches(self, pool: sp.Pool | None, key: jax.Array, num_envs: int) -> dict[str, jax.Array]:
         """Per env: the learner's seat (uniform over the two) and the opponent's pool slot
-        (-1: the current parameters, with probability ``selfplay_current``)."""
+        (-1: the current parameters, with probability ``selfplay_current``, or always without a
+        pool; -2: the uniform-random player, with probability ``selfplay_random``)."""
         c = self.cfg
-        k_seat, k_slot, k_cur = jax.random.split(key, 3)
-        w = sp.opponent_weights(pool, c.selfplay, c.pfsp_power)
-        slot = jax.random.categorical(k_slot, jnp.log(w), shape=(num_envs,))
-        if c.selfplay_current > 0:
-            slot = jnp.where(jax.random.bernoulli(k_cur, c.selfplay_current, (num_envs,)), -1, slot)
+        k_seat, k_slot, k_who = jax.random.split(key, 3)
+        if pool is None:
+            slot = jnp.full((num_envs,), -1)
+        else:
+            w = sp.opponent_weights(pool, c.selfplay, c.pfsp_power)
+            slot = jax.random.categorical(k_slot, jnp.log(w), shape=(num_envs,))
+        if c.selfplay_current > 0 or c.selfplay_random > 0:
+            u = jax.random.uniform(k_who, (num_envs,))
+            slot = jnp.where(u < c.selfplay_current, -1, slot)
+            slot = jnp.where((u >= c.selfplay_current) & (u < c.selfplay_current + c.selfplay_random), -2, slot)
         seat = jax.random.randint(k_seat, (num_envs,), 0, self.n)
         return {"seat": seat.astype(jnp.int32), "slot": slot.astype(jnp.int32)}
 
     def seat_weights(self, match: dict[str, jax.Array]) -> jax.Array:
         """float ``[B, N]``: 1 on the units the learner plays (both against its current self)."""
         mine = jnp.arange(self.n)[None] == match["seat"][:, None]
-        return (mine | (match["slot"] < 0)[:, None]).astype(jnp.float32)
+        return (mine | (match["slot"] == -1)[:, None]).astype(jnp.float32)
 
     def opponent_actions(self, pool_actor, slot, obs, gstate, mask, key) -> jax.Array:
         """Env actions ``[B, N]`` of every env's pool snapshot ``slot [B]`` (params gathered per env)."""
@@ -416,8 +429,13 @@ class Learner:
         return jax.vmap(one)(per_env, obs, gstate, mask, jax.random.split(key, b))
 
     def match_actions(self, learner_act, pool_actor, match, obs, gstate, mask, key) -> jax.Array:
-        """``learner_act [B, N]`` on each env's learner seat, its opponent snapshot's elsewhere."""
-        opp = self.opponent_actions(pool_actor, match["slot"], obs, gstate, mask, key)
+        """``learner_act [B, N]`` on each env's learner seat, its opponent's elsewhere: the pool
+        snapshot's (``pool_actor``; None without a pool) or uniform-random legal moves (slot -2)."""
+        k_pool, k_rand = jax.random.split(key)
+        opp = random_legal_actions(k_rand, mask)
+        if pool_actor is not None:
+            from_pool = self.opponent_actions(pool_actor, match["slot"], obs, gstate, mask, k_pool)
+            opp = jnp.where((match["slot"] == -2)[:, None], opp, from_pool)
         mine = self.seat_weights(match) > 0
         return jnp.where(mine.reshape(mine.shape + (1,) * (opp.ndim - 2)), learner_act, opp)
 
@@ -497,10 +515,11 @@ class Learner:
             h_a, env_act, dist_act, logp_table = self.act(
                 carry.params, carry.hidden["actor"], ts.obs, gstate, ts.action_mask, carry.resets, k_act
             )
-            if c.selfplay != "off":
+            if self.matched:
                 k_opp, k_draw = jax.random.split(jax.random.fold_in(key, 1))
+                pool_actor = None if carry.pool is None else carry.pool.actor
                 env_act = self.match_actions(
-                    env_act, carry.pool.actor, carry.match, ts.obs, gstate, ts.action_mask, k_opp
+                    env_act, pool_actor, carry.match, ts.obs, gstate, ts.action_mask, k_opp
                 )
             _, c_in = self.inputs(ts.obs, gstate, ts.acting)
             h_c, v_raw, v = self.values(
@@ -543,19 +562,19 @@ class Learner:
             carry = carry.replace(
                 env_state=env_state, timestep=ts2, hidden={"actor": h_a, "critic": h_c}, resets=done
             )
-            if c.selfplay != "off":
+            if self.matched:
                 seat, slot = carry.match["seat"], carry.match["slot"]
                 batch = batch.replace(seat_w=self.seat_weights(carry.match))
                 # the learner's result in the episodes that ended, per opponent slot
                 ended = ts2.info["episode_done"]
                 ret = jnp.take_along_axis(ts2.info["episode_return"], seat[:, None], 1)[:, 0]
-                w = jax.nn.one_hot(slot, c.pool_size, dtype=jnp.float32) * ended[:, None]
-                stats = {
-                    **stats,
-                    "sp_games": w.sum(0),
-                    "sp_score": ((jnp.sign(ret) + 1) / 2) @ w,
-                    "sp_return": ret @ w,
-                }
+                score = (jnp.sign(ret) + 1) / 2
+                if c.selfplay != "off":
+                    w = jax.nn.one_hot(slot, c.pool_size, dtype=jnp.float32) * ended[:, None]
+                    stats = {**stats, "sp_games": w.sum(0), "sp_score": score @ w, "sp_return": ret @ w}
+                if c.selfplay_random > 0:
+                    vs_random = ((slot == -2) & ended).astype(jnp.float32)
+                    stats = {**stats, "random_games": vs_random.sum(), "random_score": score @ vs_random}
                 fresh = self._draw_matches(carry.pool, k_draw, c.num_envs)
                 match = jax.tree.map(lambda new, old: jnp.where(done, new, old), fresh, carry.match)
                 carry = carry.replace(match=match)
@@ -591,7 +610,7 @@ class Learner:
         logp, old, kl, ent = self.unit_terms(logp_table, mb.old_logp, mb.old_table, mb.action, mb.acting)
         ratio = jnp.exp(logp - old)
         w_pg = self.unit_acting(mb.acting).astype(jnp.float32) * agent_w
-        if c.selfplay != "off":  # only the learner seat's units learn
+        if self.matched:  # only the learner seat's units learn
             w_pg = w_pg * mb.seat_w
         if c.normalize_advantages and normalize:
             adv = _normalized(adv, w_pg)
@@ -609,7 +628,7 @@ class Learner:
         else:
             vl = 0.5 * jnp.square(v - targets)
         w_v = jnp.broadcast_to(agent_w, vl.shape)
-        if c.selfplay != "off":
+        if self.matched:
             w_v = w_v * mb.seat_w
         pg_loss, v_loss, entropy = (
             _weighted_mean(pg, w_pg),
@@ -695,6 +714,10 @@ class Learner:
                 "selfplay_return": ret.sum() / n_games,
                 "pool_filled": jnp.minimum(state.pool.count, c.pool_size).astype(jnp.float32),
             }
+        if c.selfplay_random > 0:
+            games, score = roll.pop("random_games"), roll.pop("random_score")
+            # NaN in an update without a finished game against the random player
+            sp_metrics["score_vs_random"] = jnp.where(games > 0, score / jnp.maximum(games, 1.0), jnp.nan)
         # value of the observation after the last step
         gstate = self._global_state(state.env_state, env_params)
         _, c_in = self.inputs(state.timestep.obs, gstate, state.timestep.acting)
@@ -710,7 +733,7 @@ class Learner:
             batch.final_value,
         )
         if c.value_norm:
-            vn_w = batch.seat_w if c.selfplay != "off" else jnp.ones_like(targets)
+            vn_w = batch.seat_w if self.matched else jnp.ones_like(targets)
             state = state.replace(value_norm=state.value_norm.update(targets, vn_w, c.value_norm_beta))
         key, k_opt, k_order = jax.random.split(state.key, 3)
         state = state.replace(key=key)
@@ -746,7 +769,7 @@ class Learner:
         if c.objective == "dpo":
             _, kl = self._unit_ratio_and_kl(state.params, batch, hidden0)
             w = self.unit_acting(batch.acting).astype(jnp.float32)
-            if c.selfplay != "off":
+            if self.matched:
                 w = w * batch.seat_w
             per_unit = lambda x: (x * w).sum((0, 1)) / jnp.maximum(w.sum((0, 1)), 1.0)
             kl_unit, sqrt_kl_unit = per_unit(kl), per_unit(jnp.sqrt(kl))
@@ -803,11 +826,18 @@ def make_learner(env: MultiAgentEnv, cfg: LearnerConfig, roles: np.ndarray | Non
             f"algo.actor={cfg.actor} (CPPO) maximises the team's mean reward, which is always 0 in the "
             f"zero-sum {env.id}: nothing to learn; use a decentralised learner (ippo, mappo, ...)"
         )
-    if cfg.selfplay != "off" and (n != 2 or not env.zero_sum):
-        why = [f"it has {n} players" if n != 2 else "", "it is not zero-sum" if not env.zero_sum else ""]
+    if (cfg.selfplay != "off" or cfg.selfplay_random > 0) and (
+        n != 2 or not env.zero_sum or env.continuous_actions
+    ):
+        why = [
+            f"it has {n} players" if n != 2 else "",
+            "it is not zero-sum" if not env.zero_sum else "",
+            "its actions are continuous" if env.continuous_actions else "",
+        ]
+        what = f"algo.selfplay={cfg.selfplay}" if cfg.selfplay != "off" else "algo.selfplay_random"
         raise LearnerConfigError(
-            f"algo.selfplay={cfg.selfplay} plays past snapshots in the opponent seat of two-player "
-            f"zero-sum games; {env.id} does not fit: {' and '.join(w for w in why if w)}"
+            f"{what} seats an opponent (past snapshots, the random player) in two-player zero-sum "
+            f"games with discrete actions; {env.id} does not fit: {' and '.join(w for w in why if w)}"
         )
     if cfg.update_order == "sequential" and n < 2:
         raise LearnerConfigError("update_order=sequential (HAPPO) needs at least 2 agents")

@@ -6,7 +6,8 @@ A learner is anything with
 - ``run(state, num_updates) -> (state, metrics)``, pure and jittable, whose ``metrics`` have a
   leading ``[num_updates]`` axis and hold at least the episode sums of
   :func:`alem.rollout.episode_totals` (``episodes``, ``return_sum``, ``length_sum``,
-  ``illegal_actions``); other float entries (losses) are averaged into the metrics rows,
+  ``illegal_actions``); other float entries (losses) are averaged into the metrics rows
+  (NaN entries, for updates where a metric is undefined, are left out of the average),
 
 plus a ``name``. The PPO core (:class:`alem.algos.Learner`) and the random baseline
 (:class:`alem.algos.random.RandomLearner`) are two such learners. :func:`train` runs one
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -163,11 +165,13 @@ def shard_state(state: Any, mesh: Any) -> Any:
 def _chunk_stats(chunk: int, schedule: Schedule, seconds: float, first: bool, m: dict) -> ChunkStats:
     episodes = np.asarray(m["episodes"]).sum(1)  # m: [S, chunk_updates, ...]
     length = np.where(episodes > 0, np.asarray(m["length_sum"]).sum(1) / np.maximum(episodes, 1), np.nan)
-    losses = {
-        k: np.asarray(v, np.float64).reshape(schedule.num_seeds, -1).mean(1)
-        for k, v in m.items()
-        if k not in EPISODE_SUMS and np.issubdtype(np.asarray(v).dtype, np.floating)
-    }
+    with warnings.catch_warnings():  # a metric may be NaN in updates where it is undefined
+        warnings.simplefilter("ignore", RuntimeWarning)
+        losses = {
+            k: np.nanmean(np.asarray(v, np.float64).reshape(schedule.num_seeds, -1), axis=1)
+            for k, v in m.items()
+            if k not in EPISODE_SUMS and np.issubdtype(np.asarray(v).dtype, np.floating)
+        }
     return ChunkStats(
         chunk=chunk,
         schedule=schedule,

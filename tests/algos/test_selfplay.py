@@ -247,6 +247,67 @@ def test_checkpoint_player_plays_the_final_parameters_or_a_pool_slot(latest_run,
         CheckpointPolicy(env, f"{tmp_path}#1", snapshot=0)
 
 
+# ---------------------------------------------------------------------------- the random opponent
+def test_random_opponent_option_refusals():
+    with pytest.raises(LearnerConfigError, match="selfplay_random must be in"):
+        tiny("off", selfplay_random=1.0)
+    with pytest.raises(LearnerConfigError, match="selfplay_random must be in"):
+        tiny("off", selfplay_random=-0.1)
+    with pytest.raises(LearnerConfigError, match="leaves no episodes against the pool"):
+        tiny("uniform", pool_size=2, snapshot_every=2, selfplay_current=0.5, selfplay_random=0.5)
+    with pytest.raises(LearnerConfigError, match="algo.selfplay_random needs a decentralised"):
+        tiny("off", selfplay_random=0.2, sharing="none")
+    for env_id, kwargs, why in [
+        ("prisoners_dilemma-v0", {}, "not zero-sum"),
+        ("kuhn_poker-v0", {"num_players": 3}, "3 players"),
+    ]:
+        with pytest.raises(LearnerConfigError, match=f"selfplay_random seats.*{env_id}.*{why}"):
+            make_learner(alem.make(env_id, **kwargs), tiny("off", selfplay_random=0.2))
+
+
+@pytest.mark.parametrize("pool", [False, True])
+def test_opponents_are_drawn_in_the_configured_shares(pool):
+    kw = dict(pool_size=2, snapshot_every=2, selfplay_current=0.3) if pool else {}
+    learner = make_learner(
+        alem.make("tic_tac_toe-v0"), tiny("uniform" if pool else "off", selfplay_random=0.25, **kw)
+    )
+    p = sp.init_pool({"w": jnp.zeros(())}, 2).replace(count=jnp.int32(2)) if pool else None
+    slot = np.asarray(learner._draw_matches(p, jax.random.key(0), 20_000)["slot"])
+    share = lambda s: (slot == s).mean()
+    assert abs(share(-2) - 0.25) < 0.015  # sd 0.003
+    if pool:
+        assert abs(share(-1) - 0.3) < 0.015
+        assert abs(share(0) - 0.225) < 0.015 and abs(share(1) - 0.225) < 0.015
+    else:  # no pool: everyone else is the current self
+        assert share(-1) == pytest.approx(0.75, abs=0.015) and set(np.unique(slot)) == {-2, -1}
+
+
+def test_random_opponent_plays_uniform_legal_moves_and_its_seat_does_not_learn():
+    env = alem.make("tic_tac_toe-v0")
+    learner = make_learner(env, tiny("off", selfplay_random=0.5))
+    # the opponent's moves, with the learner always choosing action 0
+    mask = jnp.array([[[True] * 9, [False, True, False, True, True, False, False, False, True]]])
+    match = {"seat": jnp.array([0]), "slot": jnp.array([-2])}
+    acts = jax.jit(
+        jax.vmap(lambda k: learner.match_actions(jnp.zeros((1, 2), jnp.int32), None, match, None, None, mask, k))
+    )(jax.random.split(jax.random.key(1), 8000))
+    acts = np.asarray(acts)[:, 0]
+    assert (acts[:, 0] == 0).all()
+    counts = np.bincount(acts[:, 1], minlength=9)
+    assert set(np.flatnonzero(counts)) == {1, 3, 4, 8}  # only legal moves
+    assert counts.min(initial=8000, where=counts > 0) > 1850 and counts.max() < 2150  # 2000 each, sd 39
+    # in a rollout: one learning seat against the random player, both against the current self
+    state = jax.jit(learner.init)(jax.random.key(0))
+    state, batch, roll = jax.jit(learner.rollout)(state, env.default_params)
+    seat_w = np.asarray(batch.seat_w).sum(-1)  # [T, E]
+    assert set(np.unique(seat_w)) == {1.0, 2.0}
+    games, score = float(roll["random_games"].sum()), float(roll["random_score"].sum())
+    assert games > 0 and 0 <= score <= games
+    state, metrics = jax.jit(learner.update)(state)
+    assert 0.0 <= float(metrics["score_vs_random"]) <= 1.0
+    assert "selfplay_score" not in metrics  # no pool, no pool metrics
+
+
 # ---------------------------------------------------------------------------- learning (slow)
 @pytest.mark.slow
 @pytest.mark.parametrize("mode", ["uniform", "prioritised", "psro"])
