@@ -103,6 +103,7 @@ class LearnerConfig:
     pool_replace: str = "ring"  # ring: the last K snapshots; reservoir: a uniform sample of all taken
     selfplay_current: float = 0.0  # probability that an episode's opponent is the current policy (both seats learn)
     selfplay_random: float = 0.0  # probability that an episode's opponent plays uniform-random legal moves (any selfplay mode)
+    selfplay_random_seat: int = -1  # the learner's seat in those episodes (-1: drawn uniformly, as in the others)
     pfsp_power: float = 2.0  # prioritised: a snapshot's weight is (1 - learner's score vs it)^p
     win_rate_ema: float = 0.05  # per finished episode: rate of the running score per snapshot
     psro_iters: int = 1000  # psro: fictitious-play iterations of the meta-Nash solver
@@ -156,6 +157,12 @@ class LearnerConfig:
 
         if not 0 <= self.selfplay_random < 1:
             raise LearnerConfigError(f"algo.selfplay_random must be in [0, 1), got {self.selfplay_random!r}")
+        if isinstance(self.selfplay_random_seat, bool) or not isinstance(self.selfplay_random_seat, int) or (
+            self.selfplay_random_seat < -1
+        ):
+            raise LearnerConfigError(
+                f"algo.selfplay_random_seat must be a seat index or -1 (drawn), got {self.selfplay_random_seat!r}"
+            )
         if self.selfplay != "off" or self.selfplay_random > 0:
             self._check_selfplay()
 

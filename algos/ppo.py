@@ -396,7 +396,8 @@ class Learner:
     def _draw_matches(self, pool: sp.Pool | None, key: jax.Array, num_envs: int) -> dict[str, jax.Array]:
         """Per env: the learner's seat (uniform over the two) and the opponent's pool slot
         (-1: the current parameters, with probability ``selfplay_current``, or always without a
-        pool; -2: the uniform-random player, with probability ``selfplay_random``)."""
+        pool; -2: the uniform-random player, with probability ``selfplay_random``, the learner
+        then in seat ``selfplay_random_seat`` if that is set)."""
         c = self.cfg
         k_seat, k_slot, k_who = jax.random.split(key, 3)
         if pool is None:
@@ -409,6 +410,8 @@ class Learner:
             slot = jnp.where(u < c.selfplay_current, -1, slot)
             slot = jnp.where((u >= c.selfplay_current) & (u < c.selfplay_current + c.selfplay_random), -2, slot)
         seat = jax.random.randint(k_seat, (num_envs,), 0, self.n)
+        if c.selfplay_random_seat >= 0:
+            seat = jnp.where(slot == -2, c.selfplay_random_seat, seat)
         return {"seat": seat.astype(jnp.int32), "slot": slot.astype(jnp.int32)}
 
     def seat_weights(self, match: dict[str, jax.Array]) -> jax.Array:
@@ -838,6 +841,10 @@ def make_learner(env: MultiAgentEnv, cfg: LearnerConfig, roles: np.ndarray | Non
         raise LearnerConfigError(
             f"{what} seats an opponent (past snapshots, the random player) in two-player zero-sum "
             f"games with discrete actions; {env.id} does not fit: {' and '.join(w for w in why if w)}"
+        )
+    if cfg.selfplay_random_seat >= n:
+        raise LearnerConfigError(
+            f"algo.selfplay_random_seat={cfg.selfplay_random_seat} is not a seat of {env.id} (seats 0..{n - 1})"
         )
     if cfg.update_order == "sequential" and n < 2:
         raise LearnerConfigError("update_order=sequential (HAPPO) needs at least 2 agents")

@@ -282,6 +282,18 @@ def test_opponents_are_drawn_in_the_configured_shares(pool):
         assert share(-1) == pytest.approx(0.75, abs=0.015) and set(np.unique(slot)) == {-2, -1}
 
 
+def test_the_learner_seat_against_the_random_player_can_be_pinned():
+    env = alem.make("tic_tac_toe-v0")
+    learner = make_learner(env, tiny("off", selfplay_random=0.5, selfplay_random_seat=0))
+    m = jax.tree.map(np.asarray, learner._draw_matches(None, jax.random.key(3), 4000))
+    assert (m["seat"][m["slot"] == -2] == 0).all()
+    assert set(np.unique(m["seat"][m["slot"] == -1])) == {0, 1}  # self-play seats stay drawn
+    with pytest.raises(LearnerConfigError, match="selfplay_random_seat=2 is not a seat of tic_tac_toe-v0"):
+        make_learner(env, tiny("off", selfplay_random=0.5, selfplay_random_seat=2))
+    with pytest.raises(LearnerConfigError, match="selfplay_random_seat must be a seat index or -1"):
+        tiny("off", selfplay_random=0.5, selfplay_random_seat=-2)
+
+
 def test_random_opponent_plays_uniform_legal_moves_and_its_seat_does_not_learn():
     env = alem.make("tic_tac_toe-v0")
     learner = make_learner(env, tiny("off", selfplay_random=0.5))
