@@ -5,7 +5,10 @@ is also given below as its CLI command) into ``<out>/<group>/<env>/<algo>``, ski
 already have a ``results.json``; then plays the tic-tac-toe self-play runs against the random and
 minimax players with ``alem.evaluate.evaluate`` (trained policy in either seat, every seed)::
 
-    python benchmarks/train_results.py --out runs [--groups matrix spread tictactoe] [--dry-run]
+    python benchmarks/train_results.py --out runs [--groups matrix spread tictactoe overcooked rware] [--dry-run]
+
+The Overcooked runs train on the shaped reward; :func:`score_sparse` then scores each seed's final
+parameters on the sparse reward (``<run dir>/sparse_eval.json``), the number published results use.
 
 Summaries come from the training-analysis notebook (one mechanism for the table)::
 
@@ -56,12 +59,36 @@ TICTACTOE = [  # self-play: both seats play one shared policy
     "num_seeds=3",
     "eval.num_steps=64",
 ]
+OVERCOOKED = [  # JaxMARL's IPPO-FF Overcooked shape (16 envs x 128 steps) with 64 envs; shaped reward
+    "algo.num_envs=64",
+    "algo.num_steps=128",
+    "algo.lr=0.0005",
+    "algo.hidden=[128,128]",
+    "algo.total_steps=3014656",  # 368 updates
+    "+env.kwargs.reward_shaping=true",  # training only: OVERCOOKED_EVAL scores deliveries alone
+    "chunk_updates=23",
+    "num_seeds=3",
+    "eval.num_steps=800",
+]
+RWARE = [  # sparse: a delivery is worth 1 to the robot that made it (individual rewards)
+    "algo.num_envs=64",
+    "algo.num_steps=128",
+    "algo.lr=0.0005",
+    "algo.hidden=[128,128]",
+    "algo.total_steps=4194304",  # 512 updates
+    "chunk_updates=32",
+    "num_seeds=3",
+    "eval.num_steps=1000",
+]
 LEARNERS = ["ippo", "mappo", "cppo", "cppo_joint", "dpo", "happo", "role", "seps"]
 GROUPS: dict[str, tuple[list[str], list[str], list[str]]] = {
     "matrix": (["coordination-v0", "climbing-v0"], LEARNERS, MATRIX),
     "spread": (["mpe/simple_spread-v0"], ["ippo", "mappo"], SPREAD),
     "tictactoe": (["tic_tac_toe-v0"], ["ippo"], TICTACTOE),
+    "overcooked": (["overcooked_cramped_room-v0"], ["ippo", "mappo"], OVERCOOKED),
+    "rware": (["rware_tiny_2ag-v0"], ["ippo", "mappo"], RWARE),
 }
+OVERCOOKED_EVAL = 2000  # env steps per eval env (5 episodes of 400) with the sparse reward
 TTT_OPPONENTS = ("random", "minimax")
 TTT_EPISODES = 100  # per seed, seat and opponent
 
@@ -93,6 +120,42 @@ def train(group: str, env_id: str, algo: str, out: Path, dry_run: bool) -> None:
         f"random {res['random_return_mean']:.4g}",
         flush=True,
     )
+
+
+def score_sparse(out: Path, group: str, env_id: str, algo: str, dry_run: bool) -> dict[str, Any] | None:
+    """Overcooked runs train on the shaped reward; score each seed's final parameters on the env's
+    own sparse reward (20 per soup delivered, the same for both cooks), the number JaxMARL and
+    Carroll et al. report. 64 envs x ``OVERCOOKED_EVAL`` steps per seed, fresh keys."""
+    d = run_dir(out, group, env_id, algo)
+    if dry_run:
+        return None
+    import jax
+    import jax.numpy as jnp
+
+    import alem
+    from alem.algos.policy import load_trained
+    from alem.arena.stats import ci95
+    from alem.training.evaluation import policy_evaluator
+
+    env = alem.make(env_id)  # reward_shaping off
+    seeds = json.loads((d / "results.json").read_text())["num_seeds"]
+    loaded = [load_trained(d, env, seed_index=s) for s in range(seeds)]
+    learner = loaded[0][0]
+    params = jax.tree.map(lambda *x: jnp.stack(x), *(p for _, p in loaded))
+    keys = jax.vmap(jax.random.key)(jnp.arange(seeds) + 10_000)
+    episodes, ret = policy_evaluator(env, learner, OVERCOOKED_EVAL)(keys, params)
+    per_seed = np.asarray(ret).mean(1)  # the cooks share the sparse reward
+    row = {
+        "env_id": env_id,
+        "algo": algo,
+        "sparse_return_per_seed": per_seed.tolist(),
+        "sparse_return_mean": float(per_seed.mean()),
+        "sparse_return_ci95": ci95(per_seed),
+        "episodes_per_seed": int(np.min(episodes)),
+    }
+    print(f"{env_id} {algo}: sparse return {row['sparse_return_mean']:.1f} per seed {per_seed.round(1)}", flush=True)
+    (d / "sparse_eval.json").write_text(json.dumps(row, indent=2) + "\n")
+    return row
 
 
 def score_tictactoe(out: Path, dry_run: bool) -> dict[str, Any] | None:
@@ -169,6 +232,10 @@ def main(argv: list[str] | None = None) -> None:
                 train(group, env_id, algo, args.out, args.dry_run)
         if group == "tictactoe":
             score_tictactoe(args.out, args.dry_run)
+        if group == "overcooked":
+            for env_id in envs:
+                for algo in learners:
+                    score_sparse(args.out, group, env_id, algo, args.dry_run)
 
 
 if __name__ == "__main__":
