@@ -32,6 +32,7 @@ __all__ = [
     "JsonlWriter",
     "claim",
     "foreign_entries",
+    "refuse_occupied",
     "read_run_config",
     "read_jsonl",
     "repair_tail",
@@ -57,6 +58,22 @@ def foreign_entries(run_dir: str | Path) -> list[str]:
     )
 
 
+def refuse_occupied(path: Path, *, name: str, holds: str, advice: str) -> None:
+    """Raise :class:`RunDirError` if ``path`` is a file or a directory with foreign entries.
+
+    ``name`` labels the path in the message (``output_dir=...``, ``--out ...``), ``holds`` says
+    what was found ("a run or other files"), ``advice`` what to do instead.
+    """
+    if path.exists() and not path.is_dir():
+        raise RunDirError(f"{name}{path} is a file, not a directory")
+    found = foreign_entries(path)
+    if found:
+        shown = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
+        raise RunDirError(
+            f"{path} already holds {holds} ({shown}); a run directory belongs to the run that made it. {advice}"
+        )
+
+
 def claim(run_dir: str | Path, *, cli: str) -> Path:
     """Make ``run_dir`` the directory of a new run; refuse one that already holds anything.
 
@@ -64,15 +81,12 @@ def claim(run_dir: str | Path, *, cli: str) -> Path:
     which says how to continue the run that is there instead.
     """
     path = Path(run_dir).resolve()
-    if path.exists() and not path.is_dir():
-        raise RunDirError(f"output_dir={path} is a file, not a directory")
-    found = foreign_entries(path)
-    if found:
-        shown = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
-        raise RunDirError(
-            f"{path} already holds a run or other files ({shown}); a run directory belongs to the run that "
-            f"made it. Continue that run with `python -m {cli} resume={path}` or pick a new output_dir"
-        )
+    refuse_occupied(
+        path,
+        name="output_dir=",
+        holds="a run or other files",
+        advice=f"Continue that run with `python -m {cli} resume={path}` or pick a new output_dir",
+    )
     path.mkdir(parents=True, exist_ok=True)
     return path
 

@@ -17,10 +17,17 @@ Install (the model stack is optional; the CPU wheel of torch is enough)::
 
 Run (the defaults: rock-paper-scissors, the model in seat 0, ``always:scissors`` in seat 1)::
 
-    python -m alem.text.grpo_demo --steps 20 --threads 2 --out outputs/grpo_rps
+    python -m alem.text.grpo_demo --steps 20 --out outputs/grpo_rps
+
+(``--threads`` sets torch's CPU threads, 1 by default: on a machine whose cores are busy with
+other work, more threads than free cores slow every step down many times over.)
 
 One training step: ``groups`` seeds, each played ``group_size`` times with temperature
-sampling; reward = the seat's return minus ``invalid_penalty`` per invalid reply;
+sampling; reward = the seat's return minus ``invalid_penalty`` per invalid reply (default 0:
+an invalid reply scores what the pool's random move scores, so in expectation only replies
+whose move does better than a random one are reinforced; with a penalty every valid move beats
+an invalid reply, and the first valid move sampled, a drawing or losing one included, tends to
+be locked in);
 advantages ``A = (R - mean_group R) / (std_group R + eps)``; loss = the token-level mean of
 ``-A * log pi(token)`` over every generated token of the trained seat's replies (each
 decision of an episode gets the episode's advantage), plus ``kl_coef`` times a per-token
@@ -75,7 +82,7 @@ from typing import Any
 
 import numpy as np
 
-from alem.errors import AlemError, ConfigError, DependencyNotInstalled, RunDirError
+from alem.errors import AlemError, ConfigError, DependencyNotInstalled
 
 __all__ = [
     "INSTALL",
@@ -602,18 +609,10 @@ def train_step(
 
 # ---------------------------------------------------------------------------- the run
 def _check_out(out: str | Path) -> Path:
-    from alem.rundir import foreign_entries
+    from alem.rundir import refuse_occupied
 
     path = Path(out)
-    if path.exists() and not path.is_dir():
-        raise RunDirError(f"--out {path} is a file, not a directory")
-    found = foreign_entries(path)
-    if found:
-        shown = ", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
-        raise RunDirError(
-            f"--out {path} already holds files ({shown}); a run directory belongs to the run that made it. "
-            "Pick a new --out"
-        )
+    refuse_occupied(path, name="--out ", holds="files", advice="Pick a new --out")
     return path
 
 
@@ -865,7 +864,10 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--lora-rank", type=int, default=16)
     ap.add_argument("--kl-coef", type=float, default=0.0, help="per-token KL to the initial model (0: off)")
     ap.add_argument(
-        "--invalid-penalty", type=float, default=1.0, help="subtracted from the reward per invalid reply"
+        "--invalid-penalty",
+        type=float,
+        default=0.0,
+        help="subtracted from the reward per invalid reply (0: an invalid reply just plays a random move)",
     )
     ap.add_argument("--gen-batch", type=int, default=32, help="completions decoded at once (and eval rows)")
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads")
