@@ -434,11 +434,14 @@ class Learner:
     def match_actions(self, learner_act, pool_actor, match, obs, gstate, mask, key) -> jax.Array:
         """``learner_act [B, N]`` on each env's learner seat, its opponent's elsewhere: the pool
         snapshot's (``pool_actor``; None without a pool) or uniform-random legal moves (slot -2)."""
-        k_pool, k_rand = jax.random.split(key)
-        opp = random_legal_actions(k_rand, mask)
-        if pool_actor is not None:
+        if pool_actor is None:  # the current self (its actions are the learner's) or random
+            opp = random_legal_actions(key, mask)
+        elif self.cfg.selfplay_random == 0:  # pool snapshots only: the key stream of pool runs as before
+            opp = self.opponent_actions(pool_actor, match["slot"], obs, gstate, mask, key)
+        else:
+            k_pool, k_rand = jax.random.split(key)
             from_pool = self.opponent_actions(pool_actor, match["slot"], obs, gstate, mask, k_pool)
-            opp = jnp.where((match["slot"] == -2)[:, None], opp, from_pool)
+            opp = jnp.where((match["slot"] == -2)[:, None], random_legal_actions(k_rand, mask), from_pool)
         mine = self.seat_weights(match) > 0
         return jnp.where(mine.reshape(mine.shape + (1,) * (opp.ndim - 2)), learner_act, opp)
 
