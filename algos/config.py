@@ -25,6 +25,7 @@ prioritised = PFSP, or a PSRO meta-Nash mixture); see :mod:`alem.algos.selfplay`
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -77,6 +78,10 @@ class LearnerConfig:
     ent_coef: float = 0.01
     ent_coef_end: float = -1.0  # >= 0: the entropy coefficient moves linearly from ent_coef to this over the run's updates; < 0: constant
     vf_coef: float = 0.5
+    # an env-params field moved linearly over training (e.g. Overcooked's shaping_factor -> 0)
+    anneal_param: str = ""  # name of a float scalar field of the env's params; "" = off
+    anneal_param_end: float = 0.0  # its value after anneal_param_steps env steps
+    anneal_param_steps: int = 0  # env steps of the schedule; 0 = the whole run; constant afterwards
     normalize_advantages: bool = True
     value_norm: bool = False  # MAPPO: debiased running mean/var of value targets
     value_norm_beta: float = 0.99999
@@ -155,6 +160,14 @@ class LearnerConfig:
                 "centralised actors (actor=joint/joint_action) support objective=clip only"
             )
 
+        if isinstance(self.anneal_param_steps, bool) or not isinstance(self.anneal_param_steps, int) or (
+            self.anneal_param_steps < 0
+        ):
+            raise LearnerConfigError(
+                f"algo.anneal_param_steps must be an integer >= 0 (0: the whole run), got {self.anneal_param_steps!r}"
+            )
+        if not math.isfinite(self.anneal_param_end):
+            raise LearnerConfigError(f"algo.anneal_param_end must be a finite number, got {self.anneal_param_end!r}")
         if not 0 <= self.selfplay_random < 1:
             raise LearnerConfigError(f"algo.selfplay_random must be in [0, 1), got {self.selfplay_random!r}")
         if isinstance(self.selfplay_random_seat, bool) or not isinstance(self.selfplay_random_seat, int) or (

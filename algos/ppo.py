@@ -61,6 +61,7 @@ from alem.algos.losses import (
 )
 from alem.algos.networks import Network
 from alem.core import MultiAgentEnv
+from alem.errors import did_you_mean
 from alem.rollout import episode_totals, random_legal_actions
 from alem.wrappers import BatchedAutoReset, EpisodeStats
 
@@ -651,6 +652,23 @@ class Learner:
         }
         return total, metrics
 
+    def annealed_params(self, update: jax.Array, env_params: Any) -> Any:
+        """``env_params`` with ``algo.anneal_param`` at its value for update ``update`` (0-based).
+
+        The field moves linearly from its value in ``env_params`` to ``anneal_param_end`` over
+        ``anneal_param_steps`` env steps (the whole run when 0), counted at the start of each
+        update's rollout, and stays there; e.g. Overcooked's ``shaping_factor`` annealed to 0 as
+        JaxMARL's baselines do (``REW_SHAPING_HORIZON``)."""
+        c = self.cfg
+        if not c.anneal_param:
+            return env_params
+        per_update = c.num_envs * c.num_steps
+        horizon = c.anneal_param_steps or c.num_updates * per_update
+        old = jnp.asarray(getattr(env_params, c.anneal_param))
+        frac = jnp.clip(jnp.asarray(update, jnp.float32) * per_update / horizon, 0.0, 1.0)
+        value = old.astype(jnp.float32) + (c.anneal_param_end - old.astype(jnp.float32)) * frac
+        return env_params.replace(**{c.anneal_param: value.astype(old.dtype)})
+
     def entropy_coef(self, update: jax.Array) -> jax.Array:
         """The entropy bonus's coefficient at update ``update`` (0-based): ``ent_coef``, or
         linearly from ``ent_coef`` to ``ent_coef_end`` over the run when that is >= 0."""
@@ -708,9 +726,13 @@ class Learner:
         """One PPO iteration (rollout, GAE, optimisation); pure and jittable."""
         c = self.cfg
         env_params = self.env.default_params if env_params is None else env_params
+        if c.anneal_param:
+            env_params = self.annealed_params(state.update, env_params)
         state, batch, roll = self.rollout(state, env_params)
         hidden0 = roll.pop("hidden0")
         sp_metrics = {}
+        if c.anneal_param:
+            sp_metrics["anneal_value"] = jnp.asarray(getattr(env_params, c.anneal_param), jnp.float32)
         if c.selfplay != "off":
             games, score, ret = roll.pop("sp_games"), roll.pop("sp_score"), roll.pop("sp_return")
             state = state.replace(pool=sp.record_games(state.pool, games, score, ret, c.win_rate_ema))
@@ -792,6 +814,20 @@ class Learner:
         return jax.lax.scan(lambda s, _: self.update(s, env_params), state, None, length=num_updates)
 
 
+def _check_anneal_param(env: MultiAgentEnv, name: str) -> None:
+    """Refuse an ``algo.anneal_param`` that is not a float scalar field of the env's params."""
+    params = env.default_params
+    fields = [f.name for f in dataclasses.fields(params)] if dataclasses.is_dataclass(params) else []
+    is_float_scalar = lambda v: np.ndim(v) == 0 and jnp.issubdtype(jnp.asarray(v).dtype, jnp.floating)
+    floats = [f for f in fields if is_float_scalar(getattr(params, f))]
+    if name not in floats:
+        what = "is not a field of" if name not in fields else "is not a float scalar field of"
+        raise LearnerConfigError(
+            f"algo.anneal_param={name!r} {what} {env.id}'s params; float scalar fields: {floats or 'none'}"
+            f"{did_you_mean(name, floats)}"
+        )
+
+
 def resolve_roles(env: MultiAgentEnv, cfg: LearnerConfig, key: jax.Array | None = None) -> np.ndarray:
     """Parameter set per unit for ``cfg.sharing``: shared, one per agent, env roles or discovered (SePS)."""
     n = env.num_agents
@@ -849,6 +885,8 @@ def make_learner(env: MultiAgentEnv, cfg: LearnerConfig, roles: np.ndarray | Non
         raise LearnerConfigError(
             f"algo.selfplay_random_seat={cfg.selfplay_random_seat} is not a seat of {env.id} (seats 0..{n - 1})"
         )
+    if cfg.anneal_param:
+        _check_anneal_param(env, cfg.anneal_param)
     if cfg.update_order == "sequential" and n < 2:
         raise LearnerConfigError("update_order=sequential (HAPPO) needs at least 2 agents")
     roles = resolve_roles(env, cfg) if roles is None else np.asarray(roles, np.int32)

@@ -5,7 +5,7 @@ is also given below as its CLI command) into ``<out>/<group>/<env>/<algo>``, ski
 already have a ``results.json``; then plays the tic-tac-toe self-play runs against the random and
 minimax players with ``alem.evaluate.evaluate`` (trained policy in either seat, every seed)::
 
-    python benchmarks/train_results.py --out runs [--groups matrix spread tictactoe overcooked rware] [--dry-run]
+    python benchmarks/train_results.py --out runs [--groups matrix spread tictactoe overcooked overcooked_anneal rware] [--dry-run]
 
 The Overcooked runs train on the shaped reward; :func:`score_sparse` then scores each seed's final
 parameters on the sparse reward (``<run dir>/sparse_eval.json``), the number published results use.
@@ -80,12 +80,20 @@ RWARE = [  # sparse: a delivery is worth 1 to the robot that made it (individual
     "num_seeds=3",
     "eval.num_steps=1000",
 ]
+# JaxMARL's recipe: the shaped terms' weight annealed 1 -> 0 over the first half of the run
+OVERCOOKED_ANNEAL = [
+    *OVERCOOKED,
+    "algo.anneal_param=shaping_factor",
+    "algo.anneal_param_end=0",
+    "algo.anneal_param_steps=1507328",  # 184 updates
+]
 LEARNERS = ["ippo", "mappo", "cppo", "cppo_joint", "dpo", "happo", "role", "seps"]
 GROUPS: dict[str, tuple[list[str], list[str], list[str]]] = {
     "matrix": (["coordination-v0", "climbing-v0"], LEARNERS, MATRIX),
     "spread": (["mpe/simple_spread-v0"], ["ippo", "mappo"], SPREAD),
     "tictactoe": (["tic_tac_toe-v0"], ["ippo"], TICTACTOE),
     "overcooked": (["overcooked_cramped_room-v0"], ["ippo", "mappo"], OVERCOOKED),
+    "overcooked_anneal": (["overcooked_cramped_room-v0"], ["ippo"], OVERCOOKED_ANNEAL),
     "rware": (["rware_tiny_2ag-v0"], ["ippo", "mappo"], RWARE),
 }
 OVERCOOKED_EVAL = 2000  # env steps per eval env (5 episodes of 400) with the sparse reward
@@ -232,7 +240,7 @@ def main(argv: list[str] | None = None) -> None:
                 train(group, env_id, algo, args.out, args.dry_run)
         if group == "tictactoe":
             score_tictactoe(args.out, args.dry_run)
-        if group == "overcooked":
+        if group.startswith("overcooked"):
             for env_id in envs:
                 for algo in learners:
                     score_sparse(args.out, group, env_id, algo, args.dry_run)

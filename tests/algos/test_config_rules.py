@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import jax.numpy as jnp
 import pytest
 
 import alem
@@ -236,3 +237,48 @@ def test_entropy_bonus_follows_the_ent_coef_schedule():
     finally:
         object.__delattr__(learner, "loss")
     assert seen and float(seen[0]) == pytest.approx(0.1)
+
+
+ANNEAL_SIZES = dict(num_envs=4, num_steps=4, total_steps=64, update_epochs=1, num_minibatches=1)
+
+
+def test_anneal_param_moves_an_env_param_linearly_and_the_rollout_uses_it():
+    """public_goods' multiplier annealed to 0: 16 env steps per update, 64 in the run."""
+    import jax
+    import numpy as np
+
+    env = alem.make("public_goods-v0")
+    base = env.default_params
+    m0 = float(base.multiplier)
+    cfg = make_config("ippo", anneal_param="multiplier", anneal_param_end=0.0, **ANNEAL_SIZES)
+    annealed = make_learner(env, cfg)
+    values = [float(annealed.annealed_params(u, base).multiplier) for u in range(6)]
+    np.testing.assert_allclose(values, [m0, 0.75 * m0, 0.5 * m0, 0.25 * m0, 0.0, 0.0], rtol=1e-6)
+    short = make_learner(env, make_config("ippo", anneal_param="multiplier", anneal_param_steps=32, **ANNEAL_SIZES))
+    values = [float(short.annealed_params(u, base).multiplier) for u in range(4)]
+    np.testing.assert_allclose(values, [m0, 0.5 * m0, 0.0, 0.0], rtol=1e-6)
+
+    # An update under the schedule is the plain learner's update on the scheduled params.
+    plain = make_learner(env, make_config("ippo", **ANNEAL_SIZES))
+    state = jax.jit(annealed.init)(jax.random.key(0))
+    state, _ = jax.jit(annealed.update)(state, base)  # update 0: the multiplier as given
+    got_state, got = jax.jit(annealed.update)(state, base)  # update 1: 0.75 of it
+    want_state, want = jax.jit(plain.update)(state, base.replace(multiplier=jnp.float32(0.75 * m0)))
+    _, unannealed = jax.jit(plain.update)(state, base)
+    assert float(got["anneal_value"]) == pytest.approx(0.75 * m0)
+    for k in want:
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-6, atol=1e-6, err_msg=k)
+    jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6), got_state.params, want_state.params)
+    assert any(not np.allclose(unannealed[k], want[k]) for k in want)  # the multiplier matters here
+
+
+def test_anneal_param_refusals():
+    env = alem.make("public_goods-v0")
+    with pytest.raises(LearnerConfigError, match="did you mean 'multiplier'"):
+        make_learner(env, make_config("ippo", anneal_param="multipler", **ANNEAL_SIZES))
+    with pytest.raises(LearnerConfigError, match="not a float scalar field"):
+        make_learner(env, make_config("ippo", anneal_param="num_rounds", **ANNEAL_SIZES))
+    with pytest.raises(LearnerConfigError, match="anneal_param_steps"):
+        make_config("ippo", anneal_param="multiplier", anneal_param_steps=-1, **ANNEAL_SIZES)
+    with pytest.raises(LearnerConfigError, match="anneal_param_end"):
+        make_config("ippo", anneal_param="multiplier", anneal_param_end=float("nan"), **ANNEAL_SIZES)
