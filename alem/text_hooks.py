@@ -40,6 +40,10 @@ def words(text: str) -> str:
     return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
 
 
+def _one_letter(key: str) -> bool:
+    return len(key) == 1 and key.isalpha()
+
+
 class TextHooks:
     """Mixin giving an env text support (``supports_text = True``).
 
@@ -97,7 +101,9 @@ class TextHooks:
         """Action index named in free ``text``, or None when it names none or several.
 
         Accepts an action name or alias (case and punctuation ignored), the name
-        inside a sentence when exactly one name occurs, and a bare index.
+        inside a sentence when exactly one name occurs, and a bare index. One-letter
+        aliases (``h`` for heads) count only as the whole reply: inside a sentence they are
+        mostly pieces of words ("can't" -> "can t", "it's" -> "it s").
         """
         names, table = self._name_table(agent)
         said = words(text)
@@ -107,5 +113,5 @@ class TextHooks:
             j = int(said.split()[-1])
             return j if 0 <= j < len(names) else None
         padded = f" {said} "
-        hits = {v for k, v in table.items() if k and f" {k} " in padded}
+        hits = {v for k, v in table.items() if k and not _one_letter(k) and f" {k} " in padded}
         return hits.pop() if len(hits) == 1 else None

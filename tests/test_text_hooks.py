@@ -77,6 +77,18 @@ def test_the_default_parser_reads_names_aliases_sentences_and_indices():
     assert env.parse_action("jump") is None
 
 
+def test_one_letter_aliases_count_only_as_the_whole_reply():
+    """Matching pennies' ``h``/``t``, rock-paper-scissors' ``r``/``p``/``s``: inside a sentence
+    a lone letter is mostly a piece of a word ("can't" -> "can t"), not a move."""
+    pennies, rps = alem.make("matching_pennies-v0"), alem.make("rock_paper_scissors-v0")
+    assert pennies.parse_action("t") == 1 and pennies.parse_action(" H. ") == 0
+    assert pennies.parse_action("I can't decide") is None  # was tails
+    assert pennies.parse_action("heads, can't lose") == 0  # was two moves (heads, t)
+    assert rps.parse_action("it's paper") == 1  # was two moves (s = scissors, paper)
+    assert rps.parse_action("P") == 1
+    assert alem.make("connect_four-v0").parse_action("go with 3") == 2  # digits still count
+
+
 def test_legal_action_names_follow_the_mask():
     env = _Talker()
     assert env.legal_action_names(np.array([[True, False, True]]), 0) == ["go left", "go right"]
