@@ -94,7 +94,8 @@ class Overcooked(TextHooks, MultiAgentEnv[OvercookedState, OvercookedParams]):
       are held than pots are cooking, cooked or partly filled (1-2 ingredients) and no dish
       lies on a counter, 5 for scooping a soup. ``reward_shaping=False`` (default) sets
       ``shaping_factor = 0``; ``info["sparse_reward"]`` and ``info["shaped_reward"]`` always
-      hold the per-player terms, ``info["delivered"]`` the soups served so far.
+      hold the per-player terms, ``info["delivered"]`` the soups served so far. Learners can
+      anneal the weight during training (``algo.anneal_param=shaping_factor``).
     - **Observation**: overcooked-ai's ``lossless_state_encoding`` (its horizon is
       ``max_steps``), ``uint8 [W, H, 26]`` per agent (x first, as overcooked-ai): the
       observer's cell, the other's cell, 4 + 4 orientation planes (observer first),
