@@ -93,7 +93,7 @@ GROUPS: dict[str, tuple[list[str], list[str], list[str]]] = {
     "spread": (["mpe/simple_spread-v0"], ["ippo", "mappo"], SPREAD),
     "tictactoe": (["tic_tac_toe-v0"], ["ippo"], TICTACTOE),
     "overcooked": (["overcooked_cramped_room-v0"], ["ippo", "mappo"], OVERCOOKED),
-    "overcooked_anneal": (["overcooked_cramped_room-v0"], ["ippo"], OVERCOOKED_ANNEAL),
+    "overcooked_anneal": (["overcooked_cramped_room-v0"], ["ippo", "mappo"], OVERCOOKED_ANNEAL),
     "rware": (["rware_tiny_2ag-v0"], ["ippo", "mappo"], RWARE),
 }
 OVERCOOKED_EVAL = 2000  # env steps per eval env (5 episodes of 400) with the sparse reward
