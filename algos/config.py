@@ -34,6 +34,9 @@ from alem.errors import LearnerConfigError, did_you_mean, require_positive_int
 __all__ = ["LearnerConfig", "LearnerConfigError"]
 
 
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
 
 _CHOICES = {
     "actor": ("local", "joint", "joint_action"),
@@ -160,9 +163,7 @@ class LearnerConfig:
                 "centralised actors (actor=joint/joint_action) support objective=clip only"
             )
 
-        if isinstance(self.anneal_param_steps, bool) or not isinstance(self.anneal_param_steps, int) or (
-            self.anneal_param_steps < 0
-        ):
+        if not _is_int(self.anneal_param_steps) or self.anneal_param_steps < 0:
             raise LearnerConfigError(
                 f"algo.anneal_param_steps must be an integer >= 0 (0: the whole run), got {self.anneal_param_steps!r}"
             )
@@ -170,9 +171,7 @@ class LearnerConfig:
             raise LearnerConfigError(f"algo.anneal_param_end must be a finite number, got {self.anneal_param_end!r}")
         if not 0 <= self.selfplay_random < 1:
             raise LearnerConfigError(f"algo.selfplay_random must be in [0, 1), got {self.selfplay_random!r}")
-        if isinstance(self.selfplay_random_seat, bool) or not isinstance(self.selfplay_random_seat, int) or (
-            self.selfplay_random_seat < -1
-        ):
+        if not _is_int(self.selfplay_random_seat) or self.selfplay_random_seat < -1:
             raise LearnerConfigError(
                 f"algo.selfplay_random_seat must be a seat index or -1 (drawn), got {self.selfplay_random_seat!r}"
             )

@@ -726,13 +726,13 @@ class Learner:
         """One PPO iteration (rollout, GAE, optimisation); pure and jittable."""
         c = self.cfg
         env_params = self.env.default_params if env_params is None else env_params
-        if c.anneal_param:
-            env_params = self.annealed_params(state.update, env_params)
+        env_params = self.annealed_params(state.update, env_params)
         state, batch, roll = self.rollout(state, env_params)
         hidden0 = roll.pop("hidden0")
-        sp_metrics = {}
+        anneal = {}
         if c.anneal_param:
-            sp_metrics["anneal_value"] = jnp.asarray(getattr(env_params, c.anneal_param), jnp.float32)
+            anneal["anneal_value"] = jnp.asarray(getattr(env_params, c.anneal_param), jnp.float32)
+        sp_metrics = {}
         if c.selfplay != "off":
             games, score, ret = roll.pop("sp_games"), roll.pop("sp_score"), roll.pop("sp_return")
             state = state.replace(pool=sp.record_games(state.pool, games, score, ret, c.win_rate_ema))
@@ -807,7 +807,7 @@ class Learner:
         state = state.replace(update=state.update + 1)
         if c.selfplay != "off":
             state = self._after_update(state, env_params)
-        return state, {**roll, **metrics, **sp_metrics}
+        return state, {**roll, **metrics, **sp_metrics, **anneal}
 
     def run(self, state: LearnerState, num_updates: int, env_params: Any = None) -> tuple[LearnerState, dict]:
         """``num_updates`` updates by ``lax.scan``; metrics stacked ``[num_updates, ...]``."""
@@ -818,7 +818,7 @@ def _check_anneal_param(env: MultiAgentEnv, name: str) -> None:
     """Refuse an ``algo.anneal_param`` that is not a float scalar field of the env's params."""
     params = env.default_params
     fields = [f.name for f in dataclasses.fields(params)] if dataclasses.is_dataclass(params) else []
-    is_float_scalar = lambda v: np.ndim(v) == 0 and jnp.issubdtype(jnp.asarray(v).dtype, jnp.floating)
+    is_float_scalar = lambda v: np.ndim(v) == 0 and np.issubdtype(np.asarray(v).dtype, np.floating)
     floats = [f for f in fields if is_float_scalar(getattr(params, f))]
     if name not in floats:
         what = "is not a field of" if name not in fields else "is not a float scalar field of"
