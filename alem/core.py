@@ -14,10 +14,9 @@ from typing import Any, ClassVar, Generic, TypeVar
 import jax
 import jax.numpy as jnp
 import numpy as np
-from flax import struct
 from jaxtyping import Array, Bool, Float, PRNGKeyArray
 
-from alem import spaces
+from alem import spaces, struct
 from alem.errors import ActionError, EnvArgumentError
 from alem.text_hooks import TEXT_HOOKS
 

@@ -6,6 +6,10 @@ described there); this module keeps the command and the names it has always expo
 
 from __future__ import annotations
 
+from alem.extras import require
+
+require("arena", "python -m alem.evaluate", cli=__name__ == "__main__")
+
 from alem.arena import (
     CSV_COLUMNS,
     EPISODES_FILE,

@@ -122,7 +122,7 @@ def _load(spec: EnvSpec) -> Callable[..., MultiAgentEnv]:
         if importlib.util.find_spec(module) is None:
             raise DependencyNotInstalled(
                 f"env {spec.id!r} needs the optional package {module!r}; "
-                f"install it with: pip install '{requirement}'"
+                f'install it with: pip install "{requirement}"'
             )
     return load_entry_point(spec.entry_point)
 

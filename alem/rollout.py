@@ -31,9 +31,9 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-from flax import struct
 from jaxtyping import Array, Bool, Int, PRNGKeyArray
 
+from alem import struct
 from alem.core import MultiAgentEnv, TimeStep
 from alem.errors import require_positive_int
 from alem.wrappers import BatchedAutoReset, EpisodeStats

@@ -21,6 +21,10 @@ as one line on stderr and exit with status 1.
 
 from __future__ import annotations
 
+from alem.extras import require
+
+require("train", "python -m alem.train", cli=__name__ == "__main__")
+
 import dataclasses
 import json
 import math

@@ -6,6 +6,10 @@ state = learner.init(jax.random.key(0))
 state, metrics = jax.jit(learner.run, static_argnums=1)(state, 10)
 """
 
+from alem.extras import require
+
+require("train", "alem.algos")
+
 from alem.algos.config import LearnerConfig, LearnerConfigError
 from alem.algos.ppo import Learner, LearnerState, make_learner
 from alem.algos.variants import VARIANTS, make_config

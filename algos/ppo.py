@@ -43,8 +43,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
-from flax import struct
 
+from alem import struct
 from alem.algos import joint as joint_actions
 from alem.algos import selfplay as sp
 from alem.algos.config import LearnerConfig, LearnerConfigError

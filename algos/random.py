@@ -14,8 +14,8 @@ import functools
 from typing import Any, ClassVar
 
 import jax
-from flax import struct
 
+from alem import struct
 from alem.core import MultiAgentEnv
 from alem.rollout import Rollout, RolloutState, random_rollout
 

@@ -33,7 +33,8 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-from flax import struct
+
+from alem import struct
 
 __all__ = [
     "Pool",

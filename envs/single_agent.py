@@ -28,6 +28,6 @@ def register() -> None:
             family="single_agent",
             num_agents=1,
             reference=f"gymnax {gymnax_name}",
-            requires={"gymnax": "gymnax>=1.0,<1.1"},
+            requires={"gymnax": "alem[gymnax]"},
             description=f"gymnax {gymnax_name} as a one-agent env (FromGymnax)",
         )

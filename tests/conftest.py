@@ -1,4 +1,5 @@
-"""Shared test set-up: CPU by default, JAX's persistent compilation cache, the slow marker."""
+"""Shared test set-up: CPU by default, JAX's persistent compilation cache, the test tiers, and one
+harness of compiled env programs per env id."""
 
 from __future__ import annotations
 
@@ -10,6 +11,10 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 import jax
 import pytest
+
+import alem
+from alem.rollout import random_actions
+from alem.wrappers import AutoReset
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -23,14 +28,96 @@ if os.environ.get("ALEM_JAX_CACHE"):
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.2)
 
 
+# ---------------------------------------------------------------------------- tiers
+# The default `python -m pytest` runs every unit and defining-behaviour test and a smoke of every
+# env id; the marked tiers (tests/README.md lists each file's tier) run with `-m <tier>` or
+# ALEM_TIERS=all, and .ci/run runs them all.
+TIERS = ("integration", "exhaustive")
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """Tests marked ``slow`` run only with ALEM_SLOW=1 or when selected with ``-m slow``."""
-    if os.environ.get("ALEM_SLOW") == "1" or "slow" in (config.getoption("-m") or ""):
-        return
-    skip = pytest.mark.skip(reason="slow: set ALEM_SLOW=1 or run with -m slow")
+    # Items of one env id share its harness: xdist's loadgroup sends them to one worker (this
+    # hook runs before xdist's, which reads the marks).
     for item in items:
-        if "slow" in item.keywords:
-            item.add_marker(skip)
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        env_id = params.get("env_id", params.get("h"))
+        if isinstance(env_id, str) and env_id in alem.registry():
+            item.add_marker(pytest.mark.xdist_group(env_id))
+    if config.getoption("-m") or os.environ.get("ALEM_TIERS") == "all":
+        return
+    keep, tiered = [], []
+    for item in items:
+        (tiered if any(t in item.keywords for t in TIERS) else keep).append(item)
+    if tiered:
+        config.hook.pytest_deselected(items=tiered)
+        items[:] = keep
+
+
+# ---------------------------------------------------------------------------- env harnesses
+
+
+class Harness:
+    """Jitted reset/step/rollout for one env id, built once per session and worker (``harness``)."""
+
+    NUM_ENVS = 6
+    NUM_STEPS = 24
+
+    def __init__(self, env_id: str):
+        self.env = alem.make(env_id)
+        self.auto = AutoReset(self.env)
+        self.params = self.env.default_params
+        env, auto = self.env, self.auto
+        reset, step, auto_step = jax.jit(env.reset), jax.jit(env.step), jax.jit(auto.step)
+        vreset, vstep = jax.jit(jax.vmap(env.reset, (0, None))), jax.jit(jax.vmap(env.step, (0, 0, 0, None)))
+        self.reset = lambda key: reset(key, self.params)
+        self.step = lambda key, state, acts: step(key, state, acts, self.params)
+        self.auto_step = lambda key, state, acts: auto_step(key, state, acts, self.params)
+        self.vreset = lambda keys: vreset(keys, self.params)
+        self.vstep = lambda keys, state, acts: vstep(keys, state, acts, self.params)
+        num_envs, num_steps = self.NUM_ENVS, self.NUM_STEPS
+
+        # Params are passed as arguments (not closed over) so envs that differ only in
+        # params compile to the same program.
+        def rollout(key, params):
+            k0, k1 = jax.random.split(key)
+            state, ts = jax.vmap(auto.reset, (0, None))(jax.random.split(k0, num_envs), params)
+
+            def body(carry, k):
+                state, ts = carry
+                ka, ks = jax.random.split(k)
+                acts = random_actions(env, ka, ts)
+                state, ts2 = jax.vmap(auto.step, (0, 0, 0, None))(
+                    jax.random.split(ks, num_envs), state, acts, params
+                )
+                gs = jax.vmap(env.global_state, (0, None))(state, params)
+                return (state, ts2), (ts2, gs, acts)
+
+            _, traj = jax.lax.scan(body, (state, ts), jax.random.split(k1, num_steps))
+            return ts, traj
+
+        self.rollout = jax.jit(rollout)
+        self._cache: dict[int, tuple] = {}
+
+    def traj(self, seed: int):
+        if seed not in self._cache:
+            self._cache[seed] = jax.device_get(self.rollout(jax.random.key(seed), self.params))
+        return self._cache[seed]
+
+
+_HARNESSES: dict[str, Harness] = {}
+
+
+@pytest.fixture(scope="session")
+def harness():
+    """``harness(env_id)``: the session's :class:`Harness` for that id (built on first use)."""
+
+    def get(env_id: str) -> Harness:
+        if env_id not in _HARNESSES:
+            _HARNESSES[env_id] = Harness(env_id)
+        return _HARNESSES[env_id]
+
+    return get
 
 
 # ---------------------------------------------------------------------------- fault suite summary

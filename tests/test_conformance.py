@@ -1,7 +1,8 @@
-"""The conformance suite: every registered env is checked against the env contract.
+"""The conformance suite: every registered env is checked against the env contract (exhaustive tier).
 
-Each env id gets one cached harness of jitted functions (module fixture), so the
-whole suite compiles a handful of programs per env.
+Each env id gets one harness of jitted functions per session (``harness`` in tests/conftest.py),
+shared with the smoke, parsing and hidden-information tests, and all items of one id run on the
+same xdist worker (``--dist loadgroup``), so each id's programs compile once per run.
 """
 
 from __future__ import annotations
@@ -15,62 +16,17 @@ import pytest
 
 import alem
 from alem.rollout import random_actions
-from alem.wrappers import AutoReset
 
 ENV_IDS = sorted(alem.registry())
-NUM_ENVS = 6
-NUM_STEPS = 24
 
 
-class Harness:
-    """Jitted reset/step/rollout for one env id, built once per test session."""
-
-    def __init__(self, env_id: str):
-        self.env = alem.make(env_id)
-        self.auto = AutoReset(self.env)
-        self.params = self.env.default_params
-        env, auto = self.env, self.auto
-        reset, step, auto_step = jax.jit(env.reset), jax.jit(env.step), jax.jit(auto.step)
-        self.reset = lambda key: reset(key, self.params)
-        self.step = lambda key, state, acts: step(key, state, acts, self.params)
-        self.auto_step = lambda key, state, acts: auto_step(key, state, acts, self.params)
-
-        # Params are passed as arguments (not closed over) so envs that differ only in
-        # params compile to the same program and share the persistent cache.
-        def rollout(key, params):
-            k0, k1 = jax.random.split(key)
-            state, ts = jax.vmap(auto.reset, (0, None))(jax.random.split(k0, NUM_ENVS), params)
-
-            def body(carry, k):
-                state, ts = carry
-                ka, ks = jax.random.split(k)
-                acts = random_actions(env, ka, ts)
-                state, ts2 = jax.vmap(auto.step, (0, 0, 0, None))(
-                    jax.random.split(ks, NUM_ENVS), state, acts, params
-                )
-                gs = jax.vmap(env.global_state, (0, None))(state, params)
-                return (state, ts2), (ts2, gs, acts)
-
-            _, traj = jax.lax.scan(body, (state, ts), jax.random.split(k1, NUM_STEPS))
-            return ts, traj
-
-        self.rollout = jax.jit(rollout)
-        self._cache: dict[int, tuple] = {}
-
-    def traj(self, seed: int):
-        if seed not in self._cache:
-            self._cache[seed] = jax.device_get(self.rollout(jax.random.key(seed), self.params))
-        return self._cache[seed]
-
-
-_HARNESSES: dict[str, Harness] = {}
+pytestmark = pytest.mark.exhaustive  # the default run smoke-tests every id in tests/test_smoke.py
 
 
 @pytest.fixture(params=ENV_IDS)
-def h(request) -> Harness:
-    if request.param not in _HARNESSES:
-        _HARNESSES[request.param] = Harness(request.param)
-    return _HARNESSES[request.param]
+def h(request, harness):
+    """The env id's shared harness (tests/conftest.py); items of one id run on one xdist worker."""
+    return harness(request.param)
 
 
 def test_registry_entry_matches_env(h):
@@ -123,13 +79,13 @@ def test_step_info_has_same_structure_as_reset(h):
 def test_vmap_over_one_env(h):
     """vmap over a batch of 1 (the rollout fixture covers many envs)."""
     keys = jax.random.split(jax.random.key(3), 1)
-    state, ts = jax.jit(jax.vmap(h.env.reset, (0, None)))(keys, h.params)
+    state, ts = h.vreset(keys)
     assert ts.obs.shape == (1, *h.env.observation_space().shape)
     acts = random_actions(h.env, keys[0], ts)
-    state, ts = jax.jit(jax.vmap(h.env.step, (0, 0, 0, None)))(keys, state, acts, h.params)
+    state, ts = h.vstep(keys, state, acts)
     assert ts.reward.shape == (1, h.env.num_agents)
     _, many = h.traj(0)
-    assert many[0].reward.shape == (NUM_STEPS, NUM_ENVS, h.env.num_agents)
+    assert many[0].reward.shape == (h.NUM_STEPS, h.NUM_ENVS, h.env.num_agents)
 
 
 def test_rollout_obs_in_space_and_masks_valid(h):
@@ -196,7 +152,7 @@ def test_different_keys_differ_where_stochastic(h):
     state, ts = h.reset(jax.random.key(0))
     obs_a, obs_b = [], []
     sb, tsb = h.reset(jax.random.key(1))
-    for t in range(NUM_STEPS):
+    for t in range(h.NUM_STEPS):
         acts = random_actions(env, jax.random.key(100 + t), ts)
         state, ts = h.auto_step(jax.random.key(t), state, acts)
         sb, tsb = h.auto_step(jax.random.key(10_000 + t), sb, acts)

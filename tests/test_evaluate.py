@@ -227,7 +227,7 @@ def test_cli_against_an_openai_compatible_server(tmp_path, monkeypatch):
     assert e.value.code == 1  # the message itself: test_health_check_fails_before_any_episode
 
 
-@pytest.mark.slow
+@pytest.mark.integration
 def test_module_entry_point_runs(tmp_path):
     """``python -m alem.evaluate`` as a subprocess: results, and a clear one-line error with status 1."""
     base = [sys.executable, "-m", "alem.evaluate", "episodes=2"]

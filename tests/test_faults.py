@@ -29,6 +29,8 @@ from alem.text.backends import CacheMiss, OpenAIChatBackend, RequestCache, Reque
 from alem.text.policy import LLMPolicy
 from alem.text.testing import FakeChatServer
 
+pytestmark = pytest.mark.integration  # fault injection: hostile servers, killed runs, torn files
+
 FAST = dict(backend="openai", model="fake-model", backoff_s=0.001, backoff_cap_s=0.01, timeout_s=5.0)
 MSG = [{"role": "user", "content": "Legal actions: stag, hare\nYour move."}]
 
@@ -406,7 +408,7 @@ def test_evaluate_killed_at_a_random_moment_loses_and_repeats_nothing(eval_refer
     fault_report(killed=int(killed), lost=lost, duplicates=dup)
 
 
-@pytest.mark.slow
+@pytest.mark.exhaustive
 @pytest.mark.parametrize("trial", range(4))
 def test_soak_train_kills(train_reference, tmp_path, trial, fault_report):
     killed = _train_kill_resume(
@@ -418,7 +420,7 @@ def test_soak_train_kills(train_reference, tmp_path, trial, fault_report):
     fault_report(killed=int(killed))
 
 
-@pytest.mark.slow
+@pytest.mark.exhaustive
 @pytest.mark.parametrize("trial", range(6))
 def test_soak_evaluate_kills(eval_reference, tmp_path, trial, fault_report):
     lost, dup, killed = _eval_kill_resume(

@@ -71,7 +71,7 @@ def test_optional_dependency_fails_with_install_hint():
         requires={"alem_missing_module_xyz": "alem-missing-module-xyz>=1"},
         overwrite=True,
     )
-    with pytest.raises(alem.DependencyNotInstalled, match="pip install 'alem-missing-module-xyz>=1'"):
+    with pytest.raises(alem.DependencyNotInstalled, match='pip install "alem-missing-module-xyz>=1"'):
         alem.make("needs_missing_dep-v0")
 
 

@@ -8,11 +8,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from flax import struct
 from scipy import stats
 
 import alem
-from alem import spaces
+from alem import spaces, struct
 from alem.core import EnvParams, MultiAgentEnv, TimeStep
 from alem.rollout import random_legal_actions, random_rollout
 

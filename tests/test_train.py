@@ -54,6 +54,7 @@ def cli_run(tmp_path_factory):
     return proc, run_dir
 
 
+@pytest.mark.integration  # python -m alem.train in a subprocess
 def test_cli_writes_results_and_matches_uniform_random_value(cli_run):
     proc, run_dir = cli_run
     assert proc.returncode == 0, proc.stderr
@@ -89,6 +90,7 @@ def test_cli_writes_results_and_matches_uniform_random_value(cli_run):
     assert cfg["env"]["id"] == "prisoners_dilemma-v0" and cfg["num_seeds"] == 2
 
 
+@pytest.mark.integration  # python -m alem.train in a subprocess
 def test_cli_seeds_give_different_results(cli_run):
     proc, run_dir = cli_run
     assert proc.returncode == 0, proc.stderr
@@ -97,6 +99,7 @@ def test_cli_seeds_give_different_results(cli_run):
     assert a != b
 
 
+@pytest.mark.integration  # python -m alem.train in a subprocess
 def test_cli_bad_env_id_is_a_clean_error(tmp_path):
     proc = _cli([f"hydra.run.dir={tmp_path / 'run'}", "env.id=prisoners_dilema-v0"], cwd=tmp_path)
     assert proc.returncode != 0
@@ -371,6 +374,7 @@ def test_resume_errors_are_clear_and_overwrite_nothing(ppo_run, tmp_path):
         run(_cfg("resume=" + str(bad)), tmp_path)
 
 
+@pytest.mark.integration  # python -m alem.train in a subprocess
 def test_cli_resume_override_is_a_one_line_error(ppo_run, tmp_path):
     run_dir, _ = ppo_run
     before = _snapshot(run_dir)

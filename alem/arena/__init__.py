@@ -45,6 +45,10 @@ The modules:
 
 from __future__ import annotations
 
+from alem.extras import require
+
+require("arena", "alem.arena")
+
 from alem.arena.cli import RESUME_FREE, main, run
 from alem.arena.evaluation import evaluate
 from alem.arena.loop import episode_key, play

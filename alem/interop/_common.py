@@ -34,8 +34,8 @@ def require(module: str, requirement: str) -> None:
     """Raise :class:`DependencyNotInstalled` with an install hint when ``module`` is missing."""
     if importlib.util.find_spec(module) is None:
         raise DependencyNotInstalled(
-            f"alem.interop needs the optional package {module!r}; install it with "
-            f"pip install '{requirement}' (or pip install 'alem[interop]')"
+            f'alem.interop needs {module} ({requirement}), part of the "interop" extra: '
+            'pip install "alem[interop]"'
         )
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from alem.cli import jsonable
 from alem.errors import ConfigError
+from alem.extras import require
 from alem.rundir import JsonlWriter, dumps_line, read_jsonl, write_atomic
 from alem.training.loop import ChunkStats
 
@@ -143,6 +144,7 @@ class WandbSink:
         self.agents = agents
         if mode == "disabled":
             return
+        require("wandb", "logger=wandb")
         import wandb
 
         try:

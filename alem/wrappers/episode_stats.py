@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import jax.numpy as jnp
-from flax import struct
 
+from alem import struct
 from alem.wrappers.base import Wrapper
 
 

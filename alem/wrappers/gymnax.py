@@ -28,12 +28,11 @@ from typing import Any, ClassVar
 import jax
 import jax.numpy as jnp
 import numpy as np
-from flax import struct
 from gymnax.environments import environment as gx_env
 from gymnax.environments import spaces as gx_spaces
 from jaxtyping import Array, PRNGKeyArray
 
-from alem import spaces
+from alem import spaces, struct
 from alem.core import MultiAgentEnv, TimeStep
 from alem.errors import DependencyNotInstalled, EnvArgumentError
 
@@ -333,7 +332,7 @@ def make_gymnax(name: str, **kwargs: Any) -> FromGymnax:
     try:
         import gymnax
     except ImportError as e:  # pragma: no cover - gymnax is a core dependency
-        raise DependencyNotInstalled("make_gymnax needs gymnax: pip install 'gymnax>=1.0,<1.1'") from e
+        raise DependencyNotInstalled('make_gymnax needs gymnax: pip install "alem[gymnax]"') from e
     env, params = gymnax.make(name, **kwargs)
     return FromGymnax(env, params)
 

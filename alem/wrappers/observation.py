@@ -12,9 +12,8 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from flax import struct
 
-from alem import spaces
+from alem import spaces, struct
 from alem.core import TimeStep
 from alem.errors import EnvArgumentError
 from alem.wrappers.base import Wrapper

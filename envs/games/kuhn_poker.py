@@ -50,8 +50,8 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from flax import struct
 
+from alem import struct
 from alem.errors import EnvArgumentError
 from alem.policies import Policy
 

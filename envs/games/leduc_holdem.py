@@ -52,8 +52,8 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from flax import struct
 
+from alem import struct
 from alem.policies import Policy
 
 from .poker import PokerEnv, TablePolicy, split_pot

@@ -40,9 +40,8 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from flax import struct
 
-from alem import spaces
+from alem import spaces, struct
 from alem.core import MultiAgentEnv, TimeStep
 from alem.envs.games.payoffs import GAMES, payoff_table
 from alem.errors import EnvArgumentError

@@ -28,9 +28,8 @@ from typing import Any, ClassVar
 import jax
 import jax.numpy as jnp
 import numpy as np
-from flax import struct
 
-from alem import spaces
+from alem import spaces, struct
 from alem.core import EnvParams, MultiAgentEnv, TimeStep
 from alem.errors import AlemError
 from alem.policies import Policy, Turn

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import jax
-from flax import struct
 
+from alem import struct
 from alem.envs.pathfinding import grid as G
 from alem.errors import EnvArgumentError
 

@@ -40,12 +40,11 @@ def _late_return(metrics, last: int = 10) -> np.ndarray:
     return ret.mean(-1)
 
 
-# The default suite keeps the suite fast: the presets whose programs are largest run with ALEM_SLOW=1.
-_SLOW_PRESETS = {"cppo", "happo", "seps"}
+# Learning thresholds are the exhaustive tier; the default run keeps IPPO's as the defining one.
 
 
 @pytest.mark.parametrize(
-    "algo", [pytest.param(a, marks=pytest.mark.slow if a in _SLOW_PRESETS else ()) for a in sorted(VARIANTS)]
+    "algo", [pytest.param(a, marks=() if a == "ippo" else pytest.mark.exhaustive) for a in sorted(VARIANTS)]
 )
 def test_every_learner_solves_the_coordination_game(algo):
     _, _, metrics = _run(algo, "coordination-v0")
@@ -54,6 +53,7 @@ def test_every_learner_solves_the_coordination_game(algo):
     assert metrics["illegal_actions"].sum() == 0
 
 
+@pytest.mark.exhaustive  # a learning threshold
 def test_joint_action_cppo_reaches_the_climbing_optimum():
     _, _, metrics = _run("cppo_joint", "climbing-v0", updates=80)
     ret = _late_return(metrics)
@@ -110,6 +110,7 @@ def test_turn_based_learner_respects_masks():
     assert metrics["episodes"].sum() > 0
 
 
+@pytest.mark.exhaustive  # a learning threshold
 def test_ippo_beats_random_on_simple_spread():
     """IPPO on MPE simple_spread (3 agents), ~120k env steps: clearly above the random policy."""
     from alem.rollout import random_rollout
@@ -128,6 +129,7 @@ def test_ippo_beats_random_on_simple_spread():
     assert late > random_return + 2.0, f"IPPO {late:.2f} vs random {random_return:.2f} (per agent)"
 
 
+@pytest.mark.exhaustive  # a learning threshold
 def test_shared_critic_learns_the_first_movers_advantage():
     """Tic-tac-toe self-play, one shared critic: both players see the same empty board at the start,
     so without knowing whose move it is the critic gives both one value. With the side to move as
@@ -147,6 +149,7 @@ def test_shared_critic_learns_the_first_movers_advantage():
         assert v_x > v_o + 0.1, f"seed {seed}: V(start) X {v_x:.3f}, O {v_o:.3f}"
 
 
+@pytest.mark.exhaustive  # a learning threshold
 def test_ippo_with_a_gaussian_head_beats_random_on_continuous_simple_spread():
     """Continuous actions (a Gaussian policy head): 2 seeds x 64k env steps, against the uniform-random
     policy over the action box on the same env (measured about -24.9 per agent; IPPO about -22.3)."""
@@ -172,7 +175,7 @@ def test_ippo_with_a_gaussian_head_beats_random_on_continuous_simple_spread():
 
 @pytest.mark.parametrize(
     "algo",
-    ["dpo", pytest.param("mappo", marks=pytest.mark.slow), pytest.param("happo", marks=pytest.mark.slow)],
+    ["dpo", pytest.param("mappo", marks=pytest.mark.exhaustive), pytest.param("happo", marks=pytest.mark.exhaustive)],
 )
 def test_gaussian_head_updates_stay_finite_for_every_decentralised_learner(algo):
     """DPO's exact Gaussian KL (under a square root), MAPPO's global critic, HAPPO's sequential

@@ -321,7 +321,7 @@ def test_random_opponent_plays_uniform_legal_moves_and_its_seat_does_not_learn()
 
 
 # ---------------------------------------------------------------------------- learning (slow)
-@pytest.mark.slow
+@pytest.mark.exhaustive
 @pytest.mark.parametrize("mode", ["uniform", "prioritised", "psro"])
 def test_league_training_beats_the_initial_policy_from_both_seats(mode):
     """200k tic-tac-toe steps against a pool: the final policy's mean return against the initial
@@ -361,7 +361,7 @@ def test_league_training_beats_the_initial_policy_from_both_seats(mode):
 
 
 # ---------------------------------------------------------------------------- last-iterate convergence
-@pytest.mark.slow
+@pytest.mark.exhaustive
 def test_entropy_regularised_self_play_converges_near_nash_in_kuhn():
     """Plain self-play with an entropy bonus in reward units (Magnetic Mirror Descent's uniform
     magnet) converges in the last iterate: the final Kuhn policy is exploitable by < 0.05 chips

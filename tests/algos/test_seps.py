@@ -2,6 +2,7 @@
 
 import jax
 import numpy as np
+import pytest
 
 from alem.algos import make_config
 from alem.algos.seps import discover_roles, kmeans
@@ -30,6 +31,7 @@ def _four_player_split_game() -> MatrixGame:
     return MatrixGame("custom", payoffs=pay)
 
 
+@pytest.mark.exhaustive  # trains two role stacks
 def test_discovered_roles_get_separate_parameter_stacks_that_train_apart():
     """Only separate parameters per discovered role can be optimal here: observations are identical,
     so one shared policy (IPPO without agent ids) plays the same action for everyone (return 0.5)."""

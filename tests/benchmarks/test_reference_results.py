@@ -11,6 +11,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.integration  # the reference-results script end to end
+
 pytest.importorskip("rliable")  # the benchmarks extra
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -50,7 +50,7 @@ def test_check_env(id, alem_env):
     _check(make_env(alem_env(id)))
 
 
-@pytest.mark.slow
+@pytest.mark.exhaustive
 @pytest.mark.parametrize("id", ONE_AGENT)
 def test_check_env_sweep(id, alem_env):
     _check(make_env(alem_env(id)))

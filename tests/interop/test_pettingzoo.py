@@ -80,7 +80,7 @@ def test_pettingzoo_api_and_seed_tests(name, alem_env):
     _run_pettingzoo_tests(alem_env(id, **kwargs), num_cycles=40)
 
 
-@pytest.mark.slow
+@pytest.mark.exhaustive
 @pytest.mark.parametrize("id", sorted(alem.registry()))
 def test_pettingzoo_api_sweep(id, alem_env):
     if id in UNFIT:

@@ -16,6 +16,8 @@ from alem.evaluate import evaluate
 from alem.policies import FunctionPolicy, make_policy
 from alem.text.policy import LLMPolicy
 
+pytestmark = pytest.mark.integration  # executes a notebook
+
 nbclient = pytest.importorskip("nbclient")
 nbformat = pytest.importorskip("nbformat")
 pd = pytest.importorskip("pandas")

@@ -12,6 +12,8 @@ from hydra import compose, initialize_config_module
 
 from alem.arena.cli import run
 
+pytestmark = pytest.mark.integration  # executes a notebook
+
 nbclient = pytest.importorskip("nbclient")
 nbformat = pytest.importorskip("nbformat")
 pd = pytest.importorskip("pandas")

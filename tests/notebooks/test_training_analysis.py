@@ -16,6 +16,8 @@ from scipy import stats
 
 from alem.train import run
 
+pytestmark = pytest.mark.integration  # executes a notebook
+
 nbclient = pytest.importorskip("nbclient")
 nbformat = pytest.importorskip("nbformat")
 pd = pytest.importorskip("pandas")

@@ -15,6 +15,8 @@ from pathlib import Path
 import jax
 import pytest
 
+pytestmark = pytest.mark.integration  # executes a notebook
+
 nbclient = pytest.importorskip("nbclient")
 nbformat = pytest.importorskip("nbformat")
 pytest.importorskip("pandas")

@@ -183,7 +183,7 @@ def _model_stack():
     return torch
 
 
-@pytest.mark.slow
+@pytest.mark.exhaustive
 def test_one_update_of_smollm2_moves_replies_the_way_their_advantages_say(rps_pool):
     torch = _model_stack()
     policy = gd.LoRAChatPolicy(seed=0)
@@ -217,7 +217,7 @@ def test_one_update_of_smollm2_moves_replies_the_way_their_advantages_say(rps_po
     np.testing.assert_allclose((ref * mask).sum(1).numpy(), before.numpy(), atol=1e-3)
 
 
-@pytest.mark.slow
+@pytest.mark.exhaustive
 def test_the_cli_writes_results_once_and_refuses_the_same_out(tmp_path):
     _model_stack()
     out = tmp_path / "run"

@@ -18,24 +18,23 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from flax import struct
 
 import alem
-from alem import spaces
+from alem import spaces, struct
 from alem.core import EnvParams, MultiAgentEnv, TimeStep
 from alem.text_hooks import TextHooks
 
 ROWS, STEPS = 32, 4
 
 
-def render_pairs_checked(env: MultiAgentEnv) -> int:
+def render_pairs_checked(env: MultiAgentEnv, reset=None, step=None) -> int:
     """Play the first legal action in ``ROWS`` deals; return how many same-view pairs were compared.
 
-    Unbatched ``jit(env.reset)`` / ``jit(env.step)`` with params as an argument: the same
-    programs as the conformance suite's, so they come from the persistent compilation cache.
+    ``reset(key, params)`` / ``step(key, state, actions, params)`` default to ``jax.jit`` of the
+    env's; registered ids pass their harness's programs (tests/conftest.py).
     """
     params = env.default_params
-    reset, step = jax.jit(env.reset), jax.jit(env.step)
+    reset, step = reset or jax.jit(env.reset), step or jax.jit(env.step)
     rows = [reset(k, params) for k in jax.random.split(jax.random.key(0), ROWS)]
     compared = 0
     for t in range(STEPS):
@@ -132,8 +131,8 @@ HIDDEN_INFO_ENVS = sorted(
 
 
 @pytest.mark.parametrize("env_id", HIDDEN_INFO_ENVS)
-def test_renders_show_only_what_the_agent_observes(env_id):
-    env = alem.make(env_id)
-    compared = render_pairs_checked(env)
+def test_renders_show_only_what_the_agent_observes(env_id, harness):
+    h = harness(env_id)
+    compared = render_pairs_checked(h.env, lambda k, p: h.reset(k), lambda k, s, a, p: h.step(k, s, a))
     if compared == 0:
         pytest.skip(f"{env_id}: no two deals gave an agent the same observation; nothing to compare")

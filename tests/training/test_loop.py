@@ -9,8 +9,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from flax import struct
 
+from alem import struct
 from alem.errors import ConfigError, TrainingInterrupted
 from alem.training import ChunkStats, JsonlMetrics, Schedule, train
 

@@ -6,11 +6,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from flax import struct
 from scipy import stats
 
 import alem
-from alem import spaces
+from alem import spaces, struct
 from alem.core import MultiAgentEnv, TimeStep
 from alem.errors import EnvArgumentError
 from alem.rollout import random_legal_actions

@@ -5,10 +5,9 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
-from flax import struct
 
 import alem
-from alem import spaces
+from alem import spaces, struct
 from alem.core import MultiAgentEnv, TimeStep
 from alem.wrappers import AutoReset, EpisodeStats
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import jax
 import numpy as np
-from flax import struct
 
+from alem import struct
 from alem.core import EnvParams
 
 __all__ = [

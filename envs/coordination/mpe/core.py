@@ -12,9 +12,8 @@ from typing import ClassVar
 import jax
 import jax.numpy as jnp
 import numpy as np
-from flax import struct
 
-from alem import spaces
+from alem import spaces, struct
 from alem.core import EnvParams, MultiAgentEnv, TimeStep
 from alem.envs.coordination.mpe.physics import Layout, physics_step
 from alem.errors import EnvArgumentError

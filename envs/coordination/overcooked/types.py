@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import jax
 import numpy as np
-from flax import struct
 
+from alem import struct
 from alem.core import EnvParams
 
 __all__ = [

@@ -258,7 +258,7 @@ def test_matches_lbforaging_from_its_resets(name):
 
 
 @needs_lbforaging
-@pytest.mark.slow
+@pytest.mark.exhaustive
 @pytest.mark.parametrize("name", sorted(SLOW_CONFIGS))
 def test_matches_lbforaging_many_episodes(name):
     env = env_for(name)
@@ -581,7 +581,7 @@ def test_global_state_is_absolute_and_marks_loaded_food():
     np.testing.assert_array_equal(env.global_state(s), [1, 2, 1, 4, 0, 2, -1, -1, 0, 4, 4, 3])
 
 
-@pytest.mark.slow  # compiles an unbatched reset; render_rgb itself is tested above
+@pytest.mark.exhaustive  # compiles an unbatched reset; render_rgb itself is tested above
 def test_gif_of_a_random_rollout(tmp_path, env3):
     render = pytest.importorskip("alem.render")
     pil = pytest.importorskip("PIL.Image")

@@ -507,7 +507,7 @@ def test_lockstep_deliveries_happen():
 
 
 @needs_rware
-@pytest.mark.slow
+@pytest.mark.exhaustive
 @pytest.mark.parametrize("name", list(FAST_CONFIGS) + list(SLOW_CONFIGS))
 def test_lockstep_with_rware_many_episodes(name):
     env = Warehouse(**{**FAST_CONFIGS, **SLOW_CONFIGS}[name])

@@ -132,7 +132,7 @@ def test_random_games_match_openspiel(env_id):
     assert replay_in_openspiel(env_id, 256, seed=0) > 256 * 5
 
 
-@pytest.mark.slow
+@pytest.mark.exhaustive
 @pytest.mark.parametrize("env_id", sorted(GAMES))
 def test_many_random_games_match_openspiel(env_id):
     for seed in range(1, 5):

@@ -95,7 +95,7 @@ def test_minimax_beats_random_from_both_seats(vs_random):
     assert (as_x[:, 0] > 0).mean() >= 0.95 and (as_o[:, 1] > 0).mean() >= 0.95
 
 
-@pytest.mark.slow
+@pytest.mark.exhaustive
 def test_minimax_strength_many_games():
     best, rnd, greedy = make_policy("minimax", ENV), make_policy("random", ENV), make_policy("greedy", ENV)
     run = jax.jit(lambda k, a, b, n: play_games(ENV, [a, b], k, n), static_argnums=(1, 2, 3))

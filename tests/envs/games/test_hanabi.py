@@ -167,7 +167,7 @@ def test_completing_a_firework_at_the_token_cap_returns_no_token():
         assert int(env.score(s)) == env.max_score
 
 
-@pytest.mark.slow
+@pytest.mark.exhaustive
 @pytest.mark.parametrize("name", list(CONFIGS))
 def test_matches_openspiel_thousands_of_games(name):
     lockstep(name, 20 * CONFIGS[name][1], seed=1)

@@ -47,7 +47,7 @@ def test_three_players_match_openspiel(env3, poker_lockstep):
     assert set(first.tolist()) == {-1, 0, 1, 2}  # no bet, and a first bet from every seat
 
 
-@pytest.mark.slow
+@pytest.mark.exhaustive
 @pytest.mark.parametrize("players", [2, 3])
 def test_many_games_match_openspiel(players, poker_lockstep):
     env = alem.make("kuhn_poker-v0", num_players=players)

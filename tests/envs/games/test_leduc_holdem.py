@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import os
 
 import jax
 import jax.numpy as jnp
@@ -56,7 +55,7 @@ def test_matches_openspiel_with_ties_folds_and_raise_caps(env, poker_lockstep):
     np.testing.assert_array_equal(tie[showdown], (ranks[:, 0] == ranks[:, 1])[showdown])
 
 
-@pytest.mark.slow
+@pytest.mark.exhaustive
 def test_many_games_match_openspiel(env, poker_lockstep):
     poker_lockstep(env, pyspiel.load_game("leduc_poker"), 5000, 1, 8)
 
@@ -103,10 +102,11 @@ def test_player_not_to_move_is_ignored(env):
 
 
 # ---------------------------------------------------------------------------- text and rendering
-def test_render_text_never_shows_hidden_cards(env):
+@pytest.mark.parametrize("sample", [pytest.param(300, id="300"), pytest.param(None, id="all", marks=pytest.mark.exhaustive)])
+def test_render_text_never_shows_hidden_cards(env, sample):
     """Within one information state every node renders the same for its player (at the
     end: with the same payoff). 300 random information states per player by default,
-    all of them with ALEM_SLOW=1."""
+    all of them in the exhaustive tier."""
     tree = ex.game_tree(env)
     rng = np.random.default_rng(0)
     for p in range(2):
@@ -116,8 +116,8 @@ def test_render_text_never_shows_hidden_cards(env):
             groups.setdefault(info, []).append(m)
         shared = [g for g in groups.values() if len(g) > 1]
         assert len(shared) > 300
-        if os.environ.get("ALEM_SLOW") != "1":
-            shared = [shared[i] for i in rng.choice(len(shared), 300, replace=False)]
+        if sample is not None:
+            shared = [shared[i] for i in rng.choice(len(shared), sample, replace=False)]
         for g in shared:
             texts = {env.render_text(tree.node_state(m), p) for m in g}
             assert len(texts) == 1, texts

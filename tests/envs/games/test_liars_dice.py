@@ -208,7 +208,7 @@ def test_matches_openspiel_two_dice():
     assert_covered(replay_in_openspiel(dice=2, num_games=200, seed=1))
 
 
-@pytest.mark.slow
+@pytest.mark.exhaustive
 @pytest.mark.parametrize("dice, sides, num_games", [(1, 6, 4000), (2, 6, 4000), (3, 6, 1000), (2, 4, 2000)])
 def test_matches_openspiel_many(dice, sides, num_games):
     assert_covered(replay_in_openspiel(dice=dice, num_games=num_games, seed=100 + dice, sides=sides))

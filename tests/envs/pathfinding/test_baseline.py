@@ -13,7 +13,7 @@ from alem.envs.pathfinding.env import PathfindingEnv
 from alem.policies import Turn, make_policy
 
 
-@pytest.mark.slow  # compiles a 48-step scan of N BFS per step (~1 min on 2 busy cores)
+@pytest.mark.exhaustive  # compiles a 48-step scan of N BFS per step (~1 min on 2 busy cores)
 def test_baseline_solves_small_one_shot_instances():
     env = PathfindingEnv(4, 8, density=0.1, max_steps=48)
     params = env.default_params

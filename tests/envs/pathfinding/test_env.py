@@ -113,7 +113,7 @@ def test_disappear_agents_leave_and_stop_acting():
     assert int(ts.info["SoC"]) == 6 and int(ts.info["makespan"]) == 5
 
 
-@pytest.mark.slow  # its own compiled 200-step scan; explicit sequences are tested by default
+@pytest.mark.exhaustive  # its own compiled 200-step scan; explicit sequences are tested by default
 def test_lifelong_random_goals_are_new_spawn_cells_and_throughput_counts():
     env = PathfindingEnv(4, 8, mode="lifelong", density=0.2, max_steps=200, lower_bounds=False)
     params = env.default_params

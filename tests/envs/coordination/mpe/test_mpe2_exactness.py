@@ -30,7 +30,7 @@ def test_matches_mpe2(comparer, env_id, continuous):
     assert c.run(seeds=range(3), rng=np.random.default_rng(0)) == 25
 
 
-@pytest.mark.slow
+@pytest.mark.exhaustive
 @pytest.mark.parametrize("continuous", [False, True], ids=["discrete", "continuous"])
 @pytest.mark.parametrize("env_id", IDS)
 def test_matches_mpe2_many_episodes(comparer, env_id, continuous):
