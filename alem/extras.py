@@ -30,9 +30,11 @@ EXTRAS: dict[str, tuple[str, ...]] = {
 
 
 def _importable(module: str) -> bool:
+    if sys.modules.get(module) is not None:  # imported already (or stood in for, as tests do)
+        return True
     try:
         return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:  # a dotted name whose parent package is missing
+    except (ModuleNotFoundError, ValueError):  # a missing parent package; a module without __spec__
         return False
 
 

@@ -96,7 +96,16 @@ class Harness:
             _, traj = jax.lax.scan(body, (state, ts), jax.random.split(k1, num_steps))
             return ts, traj
 
+        # The default tier's smoke: reset, random legal actions and one step of 2 envs, one program.
+        def smoke(key, params):
+            k0, k1, k2 = jax.random.split(key, 3)
+            states, ts = jax.vmap(env.reset, (0, None))(jax.random.split(k0, 2), params)
+            acts = jax.vmap(lambda k, t: random_actions(env, k, t))(jax.random.split(k1, 2), ts)
+            states2, ts2 = jax.vmap(env.step, (0, 0, 0, None))(jax.random.split(k2, 2), states, acts, params)
+            return states, ts, states2, ts2
+
         self.rollout = jax.jit(rollout)
+        self.smoke = jax.jit(smoke)
         self._cache: dict[int, tuple] = {}
 
     def traj(self, seed: int):

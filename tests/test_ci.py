@@ -38,3 +38,10 @@ def test_ci_script_runs_as_a_newcomer_in_a_fresh_virtualenv():
     assert activate < first_pip, "nothing may be installed before the fresh venv is active"
     assert _block_after("main")[0] in commands[activate:]
     assert "system-site-packages" not in " ".join(commands)
+
+
+def test_every_test_file_is_listed_with_its_tier_in_tests_readme():
+    listed = (ROOT / "tests" / "README.md").read_text()
+    files = sorted(p.relative_to(ROOT / "tests").as_posix() for p in (ROOT / "tests").rglob("test_*.py"))
+    missing = [f for f in files if f"| `{f}` |" not in listed]
+    assert not missing, f"tests/README.md does not list: {missing}"

@@ -19,6 +19,9 @@ from omegaconf import OmegaConf
 import alem
 from alem.train import ConfigError, TrainingInterrupted, run
 
+# one worker builds the module fixtures (the PPO run) once
+pytestmark = pytest.mark.xdist_group("test_train")
+
 NUM_ENVS, NUM_STEPS, TOTAL = 256, 32, 16_384  # 2 chunks; one-shot game: 16,384 episodes per seed
 
 
@@ -115,7 +118,8 @@ def test_config_composes_from_package_in_any_directory(tmp_path, monkeypatch):
         cfg = compose(config_name="config")
         assert cfg.env.id == "mpe/simple_spread-v0"
         assert OmegaConf.to_container(cfg.env.kwargs) == {}
-        assert cfg.algo.name == "ippo"
+        # the main job (benchmarks/README.md, "The main job"): MAPPO, 16 envs x 128 steps, 614,400 steps
+        assert cfg.algo.name == "mappo" and cfg.algo.total_steps == 614_400 and cfg.algo.lr == 5e-4
         assert min(cfg.algo.num_envs, cfg.algo.num_steps, cfg.algo.total_steps) >= 1
         assert cfg.seed == 0 and cfg.num_seeds == 1 and cfg.output_dir is None
         assert cfg.logger == "none" and cfg.wandb.mode == "offline"
@@ -266,6 +270,7 @@ def _resume(run_dir: Path, *overrides: str) -> Path:
     return run(_cfg(*args), run_dir.parent / "ignored", overrides=args)
 
 
+@pytest.mark.integration  # resumes and replays a run (tests/test_faults.py kills them too)
 def test_resume_continues_exactly_past_a_torn_tail_and_a_corrupt_newest_checkpoint(ppo_run, tmp_path):
     full_dir, full = ppo_run
     run_dir = tmp_path / "run"
@@ -310,6 +315,7 @@ def test_resume_refuses_overrides_that_change_the_run_and_writes_nothing(ppo_run
     assert _snapshot(run_dir) == before
 
 
+@pytest.mark.integration  # resumes and replays a run (tests/test_faults.py kills them too)
 def test_resume_extends_total_steps_and_keeps_the_run_before_it(ppo_run, tmp_path):
     import shutil
 
@@ -343,6 +349,7 @@ def test_new_runs_never_write_into_a_directory_that_holds_anything(ppo_run, tmp_
     assert [p.name for p in other.iterdir()] == ["todo.txt"]
 
 
+@pytest.mark.integration  # resumes and replays a run (tests/test_faults.py kills them too)
 def test_resume_errors_are_clear_and_overwrite_nothing(ppo_run, tmp_path):
     from alem.algos.checkpoint import CheckpointError
     from alem.rundir import RunDirError
@@ -413,6 +420,7 @@ def test_bad_learner_configs_fail_before_compiling(tmp_path, overrides, message)
     assert not (tmp_path / "run").exists()  # nothing written, not even the directory
 
 
+@pytest.mark.integration  # resumes and replays a run (tests/test_faults.py kills them too)
 def test_trained_run_plays_as_a_checkpoint_policy(ppo_run):
     import jax
 

@@ -43,7 +43,7 @@ def test_centralised_ppo_on_a_common_payoff_game_is_allowed():
     assert make_learner(env, make_config("cppo", **SIZES)).centralised
 
 
-@pytest.mark.parametrize("algo", ["ippo", "mappo"])
+@pytest.mark.parametrize("algo", ["ippo", pytest.param("mappo", marks=pytest.mark.exhaustive)])
 def test_truncations_are_bootstrapped_for_local_and_global_state_critics(algo):
     """simple_spread truncates every 25 steps; with bootstrap_truncation=True the value of the cut-off
     state is the bootstrap target for MAPPO's global-state critic too (before: silently 0 of 4)."""
@@ -129,6 +129,7 @@ def test_policy_loss_ignores_the_samples_of_waiting_players():
         assert float(m1[k]) == pytest.approx(float(m2[k]), abs=1e-6), k
 
 
+@pytest.mark.exhaustive  # compiles a three-agent HAPPO update; the factor itself is tested by default
 def test_happo_update_weights_each_agent_by_the_earlier_agents_ratios_on_their_active_steps(monkeypatch):
     """Inside real HAPPO updates: the k-th agent of the update's order gets the normalised advantage
     times the product of the earlier agents' new/old ratios, where each of them was active; its

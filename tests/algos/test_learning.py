@@ -175,7 +175,7 @@ def test_ippo_with_a_gaussian_head_beats_random_on_continuous_simple_spread():
 
 @pytest.mark.parametrize(
     "algo",
-    ["dpo", pytest.param("mappo", marks=pytest.mark.exhaustive), pytest.param("happo", marks=pytest.mark.exhaustive)],
+    [pytest.param(a, marks=pytest.mark.exhaustive) for a in ("dpo", "mappo", "happo")],
 )
 def test_gaussian_head_updates_stay_finite_for_every_decentralised_learner(algo):
     """DPO's exact Gaussian KL (under a square root), MAPPO's global critic, HAPPO's sequential

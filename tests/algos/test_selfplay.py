@@ -12,6 +12,9 @@ from alem.algos import make_config, make_learner
 from alem.algos import selfplay as sp
 from alem.algos.config import LearnerConfigError
 
+# one worker builds the module fixtures (the latest-snapshot run) once
+pytestmark = pytest.mark.xdist_group("test_selfplay")
+
 TINY = dict(num_envs=8, num_steps=16, update_epochs=1, num_minibatches=2, hidden=(16,), lr=3e-3)
 
 

@@ -29,7 +29,7 @@ class _RoundsOnly(Wrapper):
 
 
 @pytest.mark.parametrize("env_id", ["tic_tac_toe-v0", "connect_four-v0"])
-@pytest.mark.parametrize("rounds", [True, False], ids=["rounds", "fixed_start"])
+@pytest.mark.parametrize("rounds", [pytest.param(True, marks=pytest.mark.exhaustive), False], ids=["rounds", "fixed_start"])
 def test_equals_vmapped_autoreset_when_reset_is_deterministic(env_id, rounds):
     """Board games start from one state, so any K (and the fixed-start shortcut) must give
     vmap(AutoReset)'s exact transitions, episode statistics included (the reset swaps only the
@@ -159,8 +159,8 @@ def _chi2_against_reset(env, pick, k, n=256, steps=40):
     ("env_id", "pick"),
     [
         ("kuhn_poker-v0", lambda s: s.cards),  # 6 ordered deals
-        ("leduc_holdem-v0", lambda s: s.cards[:2] // 2),  # private ranks, 9 pairs
-        ("liars_dice-v0", lambda s: s.dice[:, 0]),  # 36 dice pairs
+        pytest.param("leduc_holdem-v0", lambda s: s.cards[:2] // 2, marks=pytest.mark.exhaustive),  # private ranks, 9 pairs
+        pytest.param("liars_dice-v0", lambda s: s.dice[:, 0], marks=pytest.mark.exhaustive),  # 36 dice pairs
     ],
 )
 def test_start_state_distribution_is_that_of_reset(env_id, pick):

@@ -108,7 +108,10 @@ def test_layout_matches_reference(name):
     assert float(shaping.soup_pickup_rew) == layout["shaping"]["SOUP_PICKUP_REWARD"]
 
 
-@pytest.mark.parametrize("name", list(LAYOUTS))
+# cramped_room by default, the other layouts in the exhaustive tier
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=() if n == "cramped_room" else pytest.mark.exhaustive) for n in LAYOUTS]
+)
 def test_replay_matches_reference_step_by_step(name):
     rec, episodes = replay(name)
     for k, e in enumerate(episodes):

@@ -472,7 +472,10 @@ SLOW_CONFIGS = {
 
 
 @needs_rware
-@pytest.mark.parametrize("name", list(FAST_CONFIGS))
+# the first config by default, the others in the exhaustive tier
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=() if i == 0 else pytest.mark.exhaustive) for i, n in enumerate(FAST_CONFIGS)]
+)
 def test_lockstep_with_rware(name):
     env = Warehouse(**FAST_CONFIGS[name])
     starts = our_starts(env, 0, 5) + ref_starts(env, 1, 5)
