@@ -35,6 +35,10 @@ if os.environ.get("ALEM_JAX_CACHE"):
 TIERS = ("integration", "exhaustive")
 
 
+def _tiers_chosen(config) -> bool:
+    return bool(config.getoption("-m")) or os.environ.get("ALEM_TIERS") == "all"
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     # Items of one env id share its harness: xdist's loadgroup sends them to one worker (this
@@ -44,7 +48,7 @@ def pytest_collection_modifyitems(config, items):
         env_id = params.get("env_id", params.get("h"))
         if isinstance(env_id, str) and env_id in alem.registry():
             item.add_marker(pytest.mark.xdist_group(env_id))
-    if config.getoption("-m") or os.environ.get("ALEM_TIERS") == "all":
+    if _tiers_chosen(config):
         return
     keep, tiered = [], []
     for item in items:
@@ -137,6 +141,13 @@ FAULT_LOG_ENV = "ALEM_FAULT_LOG"
 
 
 def pytest_configure(config):
+    if not hasattr(config, "workerinput") and not _tiers_chosen(config):
+        # The default run is compile-bound: LLVM at -O0 compiles its programs ~35% faster (XLA's
+        # own HLO optimisations still run). Set in the controller, before xdist starts the workers,
+        # which inherit it; the marked tiers (learning runs, long rollouts) keep XLA's default.
+        flags = os.environ.get("XLA_FLAGS", "")
+        if "xla_backend_optimization_level" not in flags:
+            os.environ["XLA_FLAGS"] = f"{flags} --xla_backend_optimization_level=0".strip()
     if not hasattr(config, "workerinput"):  # the controller (or a run without xdist)
         import tempfile
 

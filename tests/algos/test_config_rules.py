@@ -201,6 +201,7 @@ def test_cppo_joint_log_prob_is_the_sum_over_the_acting_agents():
     np.testing.assert_allclose(np.asarray(ent)[:, 0], (agent_ent * w).sum(-1), rtol=1e-5)
 
 
+@pytest.mark.exhaustive  # compiles a learner per schedule (tests/algos/test_losses.py covers linear_coef)
 def test_entropy_bonus_follows_the_ent_coef_schedule():
     """``ent_coef_end >= 0``: the loss weights the entropy by the coefficient of the current update
     (``ent_coef`` at the first, ``ent_coef_end`` at the last); by default it stays ``ent_coef``."""
@@ -243,6 +244,7 @@ def test_entropy_bonus_follows_the_ent_coef_schedule():
 ANNEAL_SIZES = dict(num_envs=4, num_steps=4, total_steps=64, update_epochs=1, num_minibatches=1)
 
 
+@pytest.mark.exhaustive  # compiles two learners (the refusals are tested by default)
 def test_anneal_param_moves_an_env_param_linearly_and_the_rollout_uses_it():
     """public_goods' multiplier annealed to 0: 16 env steps per update, 64 in the run."""
     import jax

@@ -14,6 +14,7 @@ def test_kmeans_separates_two_clear_groups_deterministically():
     np.testing.assert_array_equal(kmeans(pts, 2), [0, 0, 1, 1, 0])
 
 
+@pytest.mark.exhaustive  # trains to discover the roles
 def test_discovers_two_agent_types_from_their_rewards():
     """4 players: players 0 and 1 are paid for action 0, players 2 and 3 for action 1."""
     env = _four_player_split_game()

@@ -60,10 +60,10 @@ def test_action_schema_lists_exactly_the_legal_names():
 @pytest.mark.parametrize("env_id", TEXT_ENVS)
 def test_every_legal_action_name_parses_back(env_id, harness):
     """Through the bridge's parser, as a bare name and as the structured answer, for every seat."""
-    h = harness(env_id)  # the id's programs, shared with the smoke and conformance tests
+    h = harness(env_id)  # the id's smoke program (tests/test_smoke.py): no compile of its own
     env = h.env
-    state, ts = h.reset(jax.random.key(0))
-    mask = np.asarray(ts.action_mask)
+    _, ts, _, _ = h.smoke(jax.random.key(0), h.params)
+    mask = np.asarray(ts.action_mask[0])
     for i in range(env.num_agents):
         names = env.action_names(i)
         legal = [int(j) for j in np.flatnonzero(mask[i])] or list(range(len(names)))
