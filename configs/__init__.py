@@ -7,6 +7,9 @@ works from the command line without ``+``.
 
 
 def _register_algo_options() -> None:
+    from alem.extras import require
+
+    require("train", "alem.configs (Hydra configs)")
     from hydra.core.config_store import ConfigStore
 
     from alem.algos.variants import hydra_options

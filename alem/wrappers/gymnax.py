@@ -25,6 +25,10 @@ import functools
 import math
 from typing import Any, ClassVar
 
+from alem.extras import require
+
+require("gymnax", "alem.wrappers.gymnax")
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -34,7 +38,7 @@ from jaxtyping import Array, PRNGKeyArray
 
 from alem import spaces, struct
 from alem.core import MultiAgentEnv, TimeStep
-from alem.errors import DependencyNotInstalled, EnvArgumentError
+from alem.errors import EnvArgumentError
 
 __all__ = [
     "FromGymnax",
@@ -329,10 +333,8 @@ class FromGymnax(MultiAgentEnv[FromGymnaxState, FromGymnaxParams]):
 
 def make_gymnax(name: str, **kwargs: Any) -> FromGymnax:
     """``gymnax.make(name, **kwargs)`` wrapped as a one-agent alem env (see :class:`FromGymnax`)."""
-    try:
-        import gymnax
-    except ImportError as e:  # pragma: no cover - gymnax is a core dependency
-        raise DependencyNotInstalled('make_gymnax needs gymnax: pip install "alem[gymnax]"') from e
+    import gymnax  # importable: the module checked its extra on import
+
     env, params = gymnax.make(name, **kwargs)
     return FromGymnax(env, params)
 
