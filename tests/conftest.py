@@ -58,6 +58,47 @@ def pytest_collection_modifyitems(config, items):
         items[:] = keep
 
 
+# ---------------------------------------------------------------------------- compiled programs
+# Every live XLA:CPU executable holds about six memory mappings (nine for an eager op), and a
+# process may hold vm.max_map_count of them (65,530 by default). A worker that has compiled ~10,000
+# programs (the per-id harnesses of a whole tier, plus every eager op's executable) reaches the
+# limit, an mmap inside XLA's compiler fails, and the worker segfaults in backend_compile_and_load:
+# the crash that hit a different test in each run. After each test, a worker past half the limit
+# drops JAX's compiled programs (they recompile on next use) and the harnesses that hold them.
+_MAPS_LIMIT = Path("/proc/sys/vm/max_map_count")
+
+
+def _map_count() -> int:
+    try:
+        with open("/proc/self/maps", "rb") as f:
+            return sum(1 for _ in f)
+    except OSError:  # not Linux
+        return 0
+
+
+def _map_budget() -> int:
+    try:
+        return int(_MAPS_LIMIT.read_text()) // 2
+    except (OSError, ValueError):
+        return 32_000
+
+
+_MAP_BUDGET = _map_budget()
+
+
+def pytest_runtest_teardown(item, nextitem):
+    if _map_count() > _MAP_BUDGET:
+        import gc
+
+        _HARNESSES.clear()
+        jax.clear_caches()
+        gc.collect()
+        log = os.environ.get("ALEM_MAPS_LOG")
+        if log:
+            with open(log, "a", encoding="utf-8") as f:
+                f.write(f"{os.getpid()} {item.nodeid} cleared -> {_map_count()} maps\n")
+
+
 # ---------------------------------------------------------------------------- env harnesses
 
 
