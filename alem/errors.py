@@ -94,6 +94,10 @@ class TrainingInterrupted(AlemError):
     """The run stopped early on request (``stop_after_chunks``); ``resume=<run dir>`` continues it."""
 
 
+class TrainingDiverged(AlemError):
+    """A learner's loss became NaN or infinite; the chunk in which it happened is not saved."""
+
+
 class EvaluationStopped(AlemError):
     """Play stopped on an error (e.g. an LLM endpoint that keeps failing); finished episodes are kept."""
 

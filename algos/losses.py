@@ -34,9 +34,13 @@ def masked_log_softmax(logits: Float[Array, "*batch A"], mask: Array | None) -> 
 
 
 def categorical_kl(logp: Float[Array, "*batch A"], logq: Float[Array, "*batch A"]) -> Float[Array, "*batch"]:
-    """Exact ``KL(p || q)`` from log-probabilities (terms with ``p = 0`` contribute 0)."""
+    """Exact ``KL(p || q)`` from log-probabilities (terms with ``p = 0`` contribute 0).
+
+    Clamped at 0: two tables of the same policy computed by different programs (the rollout's and
+    the loss's) differ by rounding, and the sum then comes out around -1e-7, which DPO's square
+    root would turn into NaN."""
     p = jnp.exp(logp)
-    return jnp.sum(jnp.where(p > 0, p * (logp - logq), 0.0), axis=-1)
+    return jnp.maximum(jnp.sum(jnp.where(p > 0, p * (logp - logq), 0.0), axis=-1), 0.0)
 
 
 def categorical_entropy(logp: Float[Array, "*batch A"]) -> Float[Array, "*batch"]:
@@ -61,8 +65,10 @@ def dpo_surrogate(ratio: Array, advantage: Array, kl: Array, beta1: Array, beta2
     """DPO's per-sample loss ``-r A + beta1 sqrt(KL(old||new)) + beta2 KL(old||new)`` (Su & Lu).
 
     No ratio clipping; the two KL penalties keep the update close to the old policy.
-    ``sqrt`` gets a tiny offset so its gradient is finite where the KL is exactly 0.
+    ``sqrt`` gets a tiny offset so its gradient is finite where the KL is exactly 0, and a KL
+    below 0 (rounding; a true KL never is) counts as 0 rather than making the loss NaN.
     """
+    kl = jnp.maximum(kl, 0.0)
     return -ratio * advantage + beta1 * jnp.sqrt(kl + 1e-12) + beta2 * kl
 
 

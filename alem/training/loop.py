@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from alem.errors import CheckpointError, TrainingInterrupted
+from alem.errors import CheckpointError, TrainingDiverged, TrainingInterrupted
 
 __all__ = [
     "Learner",
@@ -44,6 +44,8 @@ __all__ = [
 
 #: The episode sums every learner's metrics hold (summed over a chunk's updates).
 EPISODE_SUMS = ("episodes", "return_sum", "length_sum", "illegal_actions")
+#: Metrics that are finite in every update of a healthy run; a NaN or inf in one stops training.
+DIVERGENCE_WATCH = ("policy_loss", "value_loss", "loss")
 
 
 class Learner(Protocol):
@@ -185,6 +187,29 @@ def _chunk_stats(chunk: int, schedule: Schedule, seconds: float, first: bool, m:
     )
 
 
+def _check_finite(m: dict, chunk: int, schedule: Schedule, checkpoint_dir: str | Path | None) -> None:
+    """Stop a run whose loss is no longer finite, before its sinks or a checkpoint see the chunk
+    (a NaN policy still acts, deterministically, and can even score: it must not pass as trained)."""
+    for key in DIVERGENCE_WATCH:
+        if key not in m:
+            continue
+        bad = ~np.isfinite(np.asarray(m[key], np.float64))  # [S, chunk_updates]
+        if not bad.any():
+            continue
+        seeds = [schedule.seed + int(s) for s in np.flatnonzero(bad.any(axis=1))]
+        update = chunk * schedule.chunk_updates + int(np.flatnonzero(bad.any(axis=0))[0]) + 1
+        kept = (
+            f"; the checkpoint after chunk {chunk} (the one before) is kept"
+            if checkpoint_dir is not None and chunk > 0
+            else ""
+        )
+        raise TrainingDiverged(
+            f"training diverged: {key} is not finite from update {update} (chunk {chunk + 1}/"
+            f"{schedule.num_chunks}) in seed(s) {seeds}; nothing of that chunk was saved{kept}. "
+            "A smaller algo.lr or algo.max_grad_norm usually helps; if it does not, please report it"
+        )
+
+
 def train(
     learner: Learner,
     schedule: Schedule,
@@ -201,7 +226,8 @@ def train(
     With ``checkpoint_dir`` (and a learner whose ``checkpointed`` is not False) the state is
     saved after every chunk; ``resume`` continues from the newest readable checkpoint there.
     ``stop_after_chunks`` stops (:class:`TrainingInterrupted`) after that many chunks, as a
-    kill would, for testing resumes.
+    kill would, for testing resumes. A loss that is no longer finite (:data:`DIVERGENCE_WATCH`)
+    stops the run with :class:`TrainingDiverged` before that chunk reaches a sink or a checkpoint.
     """
     from alem.algos import checkpoint
 
@@ -231,6 +257,7 @@ def train(
         m = jax.device_get(m)
         if first_chunk_s is None:
             first_chunk_s = time.perf_counter() - t_start
+        _check_finite(m, i, schedule, checkpoint_dir if checkpointed else None)
         stats = _chunk_stats(i, schedule, time.perf_counter() - t0, i == start, m)
         for k in EPISODE_SUMS:
             totals[k] = totals[k] + np.asarray(m[k]).sum(1)

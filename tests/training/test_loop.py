@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from alem import struct
-from alem.errors import ConfigError, TrainingInterrupted
+from alem.errors import ConfigError, TrainingDiverged, TrainingInterrupted
 from alem.training import ChunkStats, JsonlMetrics, Schedule, train
+from alem.training.loop import restore_latest
 
 
 @struct.dataclass
@@ -134,3 +135,36 @@ def test_a_learner_without_checkpoints_starts_over_on_resume(tmp_path):
     train(Fresh(), SCHEDULE, checkpoint_dir=tmp_path, resume=False)
     assert not (tmp_path / "checkpoints").exists()
     assert train(Fresh(), SCHEDULE, checkpoint_dir=tmp_path, resume=True).start_chunk == 0
+
+
+def test_a_loss_that_turns_nan_stops_the_run_before_the_chunk_is_saved(tmp_path):
+    """Update 5 (chunk 2) of the second seed gives a NaN loss: the run stops with one line naming
+    the update and the seed, no sink sees chunk 2, and the newest checkpoint stays chunk 1's."""
+
+    @struct.dataclass
+    class SeededState:
+        updates: jax.Array
+        seed_index: jax.Array
+        batched_fields: ClassVar[tuple[str, ...]] = ()
+
+    class DivergingSeed(CounterLearner):
+        """CounterLearner whose second seed (key data differs per seed) turns NaN at update 5."""
+
+        def init(self, key):
+            first_seed = jax.random.key_data(jax.random.key(SCHEDULE.seed))
+            other = jnp.any(jax.random.key_data(key) != first_seed)
+            return SeededState(updates=jnp.int32(0), seed_index=other.astype(jnp.int32))
+
+        def run(self, state, num_updates):
+            c, m = super().run(CounterState(updates=state.updates), num_updates)
+            us = state.updates + 1 + jnp.arange(num_updates)
+            m["loss"] = jnp.where((us >= 5) & (state.seed_index == 1), jnp.nan, m["loss"])
+            return SeededState(updates=c.updates, seed_index=state.seed_index), m
+
+    rec = Recorder()
+    with pytest.raises(TrainingDiverged, match=r"loss is not finite from update 5 \(chunk 2/4\) in seed\(s\) \[6\]"):
+        train(DivergingSeed(), SCHEDULE, [rec], checkpoint_dir=tmp_path)
+    assert [c.chunk for kind, c in rec.calls if kind == "chunk"] == [0]
+    template = jax.vmap(DivergingSeed().init)(jax.random.split(jax.random.key(0), 2))
+    chunk, state = restore_latest(tmp_path, template)
+    assert chunk == 1 and np.asarray(state.updates).tolist() == [3, 3]
