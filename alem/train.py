@@ -298,8 +298,10 @@ def run(cfg: DictConfig, output_dir: str | Path, overrides: list[str] | None = N
     path = output_dir / "results.json"
     # 3. Run directory.
     if resuming:
-        saved = OmegaConf.to_container(OmegaConf.load(output_dir / "config.yaml"), resolve=True)
-        if saved == config and _readable_json(path):
+        # Finished means results.json was written for this very config. config.yaml alone says
+        # nothing: an extension rewrites it before training, so a killed extension has the new
+        # config.yaml next to the shorter run's results.json, and must go on.
+        if _results_config(path) == config:
             print(f"alem.train: {output_dir} is already finished; nothing to do", flush=True)
             return path
         check_chunking(output_dir / METRICS_FILE, p.schedule.chunk_updates)  # before any write
@@ -348,11 +350,13 @@ def run(cfg: DictConfig, output_dir: str | Path, overrides: list[str] | None = N
     return path
 
 
-def _readable_json(path: Path) -> bool:
+def _results_config(path: Path) -> Any:
+    """The ``config`` that a readable ``results.json`` was written for (None if there is none)."""
     try:
-        return isinstance(json.loads(path.read_text(encoding="utf-8")), dict)
+        results = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):
-        return False
+        return None
+    return results.get("config") if isinstance(results, dict) else None
 
 
 def _resumed_config(cfg: DictConfig, overrides: list[str]) -> tuple[DictConfig, Path]:

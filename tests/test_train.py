@@ -331,6 +331,29 @@ def test_resume_extends_total_steps_and_keeps_the_run_before_it(ppo_run, tmp_pat
     assert rows[:6] == _rows(full_dir)
 
 
+@pytest.mark.integration  # three CLI processes
+def test_an_interrupted_extension_resumes_to_its_end_through_the_cli(ppo_run, tmp_path):
+    """An extension rewrites config.yaml before it trains; killed (here: stopped) after one of
+    its two chunks, ``resume=R`` must finish it, not call the run finished because the shorter
+    run's results.json is still there."""
+    import shutil
+
+    full_dir, _ = ppo_run
+    run_dir = tmp_path / "run"
+    shutil.copytree(full_dir, run_dir)
+    hydra = f"hydra.run.dir={tmp_path / 'h'}"
+    ext = _cli([f"resume={run_dir}", "algo.total_steps=1600", "stop_after_chunks=4", hydra], cwd=tmp_path)
+    assert ext.returncode == 1 and "stopped after chunk 4/5" in ext.stderr, ext.stdout + ext.stderr
+    done = _cli([f"resume={run_dir}", hydra], cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "already finished" not in done.stdout
+    res = json.loads((run_dir / "results.json").read_text())
+    assert res["updates"] == 50 and res["resumed_from_chunk"] == 4
+    assert [r["chunk"] for r in _rows(run_dir)][::2] == [0, 1, 2, 3, 4]
+    again = _cli([f"resume={run_dir}", hydra], cwd=tmp_path)  # now it is finished
+    assert again.returncode == 0 and "already finished; nothing to do" in again.stdout
+
+
 def test_new_runs_never_write_into_a_directory_that_holds_anything(ppo_run, tmp_path):
     from alem.rundir import RunDirError
 
