@@ -10,8 +10,10 @@
 
 from __future__ import annotations
 
+import datetime
 import logging
 import math
+import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
@@ -49,6 +51,18 @@ def env_shorthand(argv: list[str]) -> list[str]:
     return [_VERSIONED_ID.sub(r"env.id=\1", a) for a in argv]
 
 
+def default_run_dir(output_dir: Any = None, resume: Any = None) -> str:
+    """Hydra's run dir: the run's own directory when one is named (``output_dir``, or the run
+    that ``resume`` continues), so Hydra makes no second one (it writes nothing into it: the
+    configs set ``hydra.output_subdir: null`` and log to stdout); else
+    ``outputs/<date>/<time>.<microseconds>-<pid>``, unique for runs started in the same second
+    (the directory's claim is exclusive besides, :func:`alem.rundir.claim`)."""
+    if output_dir or resume:
+        return str(output_dir or resume)
+    now = datetime.datetime.now()
+    return f"outputs/{now:%Y-%m-%d}/{now:%H-%M-%S.%f}-{os.getpid()}"
+
+
 def hydra_app(prog: str, config_name: str, body: Callable[[Any], None]) -> Callable[[], None]:
     """A console entry point that runs ``body(cfg)`` as the Hydra app ``config_name``.
 
@@ -57,6 +71,10 @@ def hydra_app(prog: str, config_name: str, body: Callable[[Any], None]) -> Calla
     instead of a traceback.
     """
     import hydra
+    from omegaconf import OmegaConf
+
+    # configs/*.yaml: hydra.run.dir: ${alem_run_dir:${output_dir},${resume}}
+    OmegaConf.register_new_resolver("alem_run_dir", default_run_dir, replace=True)
 
     def _app(cfg: Any) -> None:
         for name in _QUIET_LOGGERS:

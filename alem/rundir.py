@@ -4,7 +4,8 @@ The rule every CLI follows: a run directory is written only by the run that crea
 it or by that run's ``resume``, and nothing is written before the run's checks pass.
 :func:`claim` enforces the first half: it refuses a directory that holds anything but
 Hydra's own bookkeeping (``.hydra/``, ``*.log``), so a new run can never overwrite
-or mix with an older one.
+or mix with an older one, and it takes the directory with an exclusive create (of
+:data:`CLAIM_MARKER`), so of two runs started at once into one directory only one runs.
 
 Files are written so a kill at any moment leaves something readable:
 
@@ -42,6 +43,8 @@ __all__ = [
 
 #: Entries Hydra writes into its own run dir before the app starts; they do not make a run.
 HYDRA_ENTRIES = (".hydra",)
+#: The file :func:`claim` creates exclusively: whoever creates it owns the directory.
+CLAIM_MARKER = ".alem-run"
 
 
 
@@ -88,6 +91,17 @@ def claim(run_dir: str | Path, *, cli: str) -> Path:
         advice=f"Continue that run with `python -m {cli} resume={path}` or pick a new output_dir",
     )
     path.mkdir(parents=True, exist_ok=True)
+    # The check above and this exclusive create are not one step: of two runs started at once
+    # into one directory, both may pass the check, but only one creates the marker.
+    try:
+        fd = os.open(path / CLAIM_MARKER, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except FileExistsError:
+        raise RunDirError(
+            f"output_dir={path} was claimed by another run started at the same moment; "
+            "a run directory belongs to the run that made it. Pick another output_dir"
+        ) from None
+    with os.fdopen(fd, "w") as f:
+        f.write(json.dumps({"cli": cli, "pid": os.getpid()}) + "\n")
     return path
 
 

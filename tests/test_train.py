@@ -354,6 +354,23 @@ def test_an_interrupted_extension_resumes_to_its_end_through_the_cli(ppo_run, tm
     assert again.returncode == 0 and "already finished; nothing to do" in again.stdout
 
 
+@pytest.mark.integration  # two CLI processes
+def test_a_cli_run_owns_one_directory_and_a_refused_one_changes_nothing(ppo_run, tmp_path):
+    """With output_dir=R, Hydra makes no second directory (./outputs/...), writes no .hydra/ (a
+    copy of the command line) and no log into R; a second run refused at R leaves R as it was."""
+    run_dir, _ = ppo_run
+    before = _snapshot(run_dir)
+    new = tmp_path / "new"
+    tiny = ["env.id=coordination-v0", "algo=random", "algo.num_envs=4", "algo.num_steps=2", "algo.total_steps=8"]
+    ok = _cli([*tiny, f"output_dir={new}"], cwd=tmp_path)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new"]  # no ./outputs
+    assert sorted(p.name for p in new.iterdir()) == [".alem-run", "config.yaml", "metrics.jsonl", "results.json"]
+    refused = _cli([*tiny, f"output_dir={run_dir}"], cwd=tmp_path)
+    assert refused.returncode == 1 and "already holds a run" in refused.stderr
+    assert _snapshot(run_dir) == before
+
+
 def test_new_runs_never_write_into_a_directory_that_holds_anything(ppo_run, tmp_path):
     from alem.rundir import RunDirError
 

@@ -1,0 +1,39 @@
+"""alem.rundir: who may write a run directory (an exclusive claim) and where new runs go."""
+
+import json
+import os
+import re
+
+import pytest
+
+from alem import rundir
+from alem.cli import default_run_dir
+from alem.rundir import CLAIM_MARKER, RunDirError, claim
+
+
+def test_a_claimed_directory_is_refused_to_the_next_run(tmp_path):
+    run = claim(tmp_path / "r", cli="alem.train")
+    assert json.loads((run / CLAIM_MARKER).read_text()) == {"cli": "alem.train", "pid": os.getpid()}
+    with pytest.raises(RunDirError, match="already holds a run"):
+        claim(tmp_path / "r", cli="alem.train")
+
+
+def test_of_two_runs_that_pass_the_check_together_only_one_claims(tmp_path, monkeypatch):
+    """Both runs saw an empty directory (the check and the create are two steps); the exclusive
+    create decides: the second is refused and the first's marker is untouched."""
+    claim(tmp_path / "r", cli="alem.train")
+    before = (tmp_path / "r" / CLAIM_MARKER).read_bytes()
+    monkeypatch.setattr(rundir, "refuse_occupied", lambda *a, **k: None)  # it passed the check too
+    with pytest.raises(RunDirError, match="claimed by another run started at the same moment"):
+        claim(tmp_path / "r", cli="alem.evaluate")
+    assert (tmp_path / "r" / CLAIM_MARKER).read_bytes() == before
+
+
+def test_default_run_dirs_differ_within_one_second_and_a_named_dir_is_used_as_it_is():
+    """outputs/<date>/<time>.<microseconds>-<pid>: two processes started in the same second differ
+    by their pid, and by the microseconds."""
+    assert re.fullmatch(
+        rf"outputs/\d{{4}}-\d\d-\d\d/\d\d-\d\d-\d\d\.\d{{6}}-{os.getpid()}", default_run_dir()
+    )
+    assert default_run_dir("runs/x") == "runs/x"
+    assert default_run_dir(None, "runs/old") == "runs/old"  # a resume: Hydra's dir is the run's
