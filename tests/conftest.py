@@ -44,9 +44,8 @@ def pytest_collection_modifyitems(config, items):
     # Items of one env id share its harness: xdist's loadgroup sends them to one worker (this
     # hook runs before xdist's, which reads the marks).
     for item in items:
-        params = getattr(getattr(item, "callspec", None), "params", {})
-        env_id = params.get("env_id", params.get("h"))
-        if isinstance(env_id, str) and env_id in alem.registry():
+        env_id = _item_env_id(item)
+        if env_id is not None and env_id in alem.registry():
             item.add_marker(pytest.mark.xdist_group(env_id))
     if _tiers_chosen(config):
         return
@@ -86,7 +85,20 @@ def _map_budget() -> int:
 _MAP_BUDGET = _map_budget()
 
 
+def _item_env_id(item) -> str | None:
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    env_id = params.get("env_id", params.get("h"))
+    return env_id if isinstance(env_id, str) else None
+
+
 def pytest_runtest_teardown(item, nextitem):
+    # An id's items run back to back on one worker (loadgroup): when the next item is another
+    # id's, this id's harness (its compiled programs) is dead weight; dropping it keeps the
+    # worker far from the limit, so the wholesale clear below (which recompiles the next
+    # id's programs mid-way) rarely fires.
+    env_id = _item_env_id(item)
+    if env_id is not None and (nextitem is None or _item_env_id(nextitem) != env_id):
+        _HARNESSES.pop(env_id, None)
     if _map_count() > _MAP_BUDGET:
         import gc
 
@@ -120,6 +132,9 @@ class Harness:
         self.auto_step = lambda key, state, acts: auto_step(key, state, acts, self.params)
         self.vreset = lambda keys: vreset(keys, self.params)
         self.vstep = lambda keys, state, acts: vstep(keys, state, acts, self.params)
+        # Step-by-step tests draw their actions compiled too: an eager random_actions per step
+        # dispatches a dozen ops, each of which also keeps an executable alive.
+        self.random_actions = jax.jit(lambda key, ts: random_actions(env, key, ts))
         num_envs, num_steps = self.NUM_ENVS, self.NUM_STEPS
 
         # Params are passed as arguments (not closed over) so envs that differ only in

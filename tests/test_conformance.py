@@ -69,7 +69,7 @@ def test_reset_timestep_shapes_and_dtypes(h):
 
 def test_step_info_has_same_structure_as_reset(h):
     state, ts0 = h.reset(jax.random.key(0))
-    acts = random_actions(h.env, jax.random.key(1), ts0)
+    acts = h.random_actions(jax.random.key(1), ts0)
     _, ts1 = h.step(jax.random.key(2), state, acts)
     s0 = jax.tree.map(lambda x: (x.shape, x.dtype), ts0)
     s1 = jax.tree.map(lambda x: (x.shape, x.dtype), ts1)
@@ -124,7 +124,7 @@ def test_zero_sum_flag_matches_the_rewards(h):
 def test_fixed_start_flag_matches_reset(h):
     """``fixed_start`` envs return the same state and timestep for every reset key."""
     keys = jax.random.split(jax.random.key(11), 8)
-    states, ts = jax.vmap(h.env.reset, (0, None))(keys, h.params)
+    states, ts = h.vreset(keys)
     same = all(bool((x == x[:1]).all()) for x in jax.tree.leaves((states, ts)))
     if h.env.fixed_start:
         assert same, "fixed_start env whose reset depends on the key"
@@ -134,7 +134,7 @@ def test_global_state_in_its_space(h):
     _, (ts, gs, _) = h.traj(0)
     space = h.env.global_state_space()
     assert gs.shape[2:] == space.shape
-    assert bool(jnp.all(jax.vmap(jax.vmap(space.contains))(gs)))
+    assert bool(jnp.all(jax.jit(jax.vmap(jax.vmap(space.contains)))(gs)))
 
 
 def test_same_key_same_trajectory(h):
@@ -148,12 +148,11 @@ def test_different_keys_differ_where_stochastic(h):
     if not h.env.stochastic:
         pytest.skip("deterministic env (given actions)")
     # Same actions, different env keys: replay the actions of seed 0 under another key.
-    env = h.env
     state, ts = h.reset(jax.random.key(0))
     obs_a, obs_b = [], []
     sb, tsb = h.reset(jax.random.key(1))
     for t in range(h.NUM_STEPS):
-        acts = random_actions(env, jax.random.key(100 + t), ts)
+        acts = h.random_actions(jax.random.key(100 + t), ts)
         state, ts = h.auto_step(jax.random.key(t), state, acts)
         sb, tsb = h.auto_step(jax.random.key(10_000 + t), sb, acts)
         obs_a.append(np.asarray(ts.obs))
@@ -163,7 +162,6 @@ def test_different_keys_differ_where_stochastic(h):
 
 def test_episodes_end_and_autoreset_keeps_final_obs(h):
     """AutoReset.step == raw step (with the split key) until done, then == reset."""
-    env = h.env
     state, ts = h.reset(jax.random.key(7))
     ended = False
     # Long enough for any horizon (rware's presets keep the reference's 500 steps, and random
@@ -171,7 +169,7 @@ def test_episodes_end_and_autoreset_keeps_final_obs(h):
     horizon = int(getattr(h.params, "max_steps", 0) or 0)
     for t in range(max(400, horizon + 1)):
         key = jax.random.key(1000 + t)
-        acts = random_actions(env, jax.random.key(5000 + t), ts)
+        acts = h.random_actions(jax.random.key(5000 + t), ts)
         k_step, k_reset = jax.random.split(key)
         raw_state, raw_ts = h.step(k_step, state, acts)
         auto_state, auto_ts = h.auto_step(key, state, acts)
@@ -212,7 +210,7 @@ def test_a_batch_of_keys_without_vmap_is_rejected(h):
     """A [B] typed key or a [B, 2] raw key is one call's mistake, never a silent batch."""
     env = h.env
     state, ts = h.reset(jax.random.key(0))
-    acts = random_actions(env, jax.random.key(1), ts)
+    acts = h.random_actions(jax.random.key(1), ts)
     for keys in (jax.random.split(jax.random.key(0), 4), jax.random.split(jax.random.PRNGKey(0), 4)):
         with pytest.raises(alem.EnvArgumentError, match=r"one PRNG key per call.*batch shape \(4,\).*vmap"):
             env.reset(keys)

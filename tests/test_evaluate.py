@@ -242,3 +242,12 @@ def test_module_entry_point_runs(tmp_path):
     bad = ["llm=openai", "llm.base_url=http://127.0.0.1:9/v1", "llm.model=m", f"output_dir={tmp_path}/bad"]
     p = subprocess.run([*base, *bad], capture_output=True, text=True, timeout=300)
     assert p.returncode == 1 and "alem.evaluate: error: cannot reach http://127.0.0.1:9/v1" in p.stderr
+    # llm.cache pointing at a file that is not a cache: refused, the file untouched (it used to
+    # lose its unterminated last line and get cache JSON appended), nothing written
+    notes = tmp_path / "notes.txt"
+    notes.write_bytes(b"my notes\nlast line, no newline")
+    cache = [*bad[:-1], f"llm.cache={notes}", f"output_dir={tmp_path}/cache"]
+    p = subprocess.run([*base, *cache], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 1 and "is not a request cache" in p.stderr and "Traceback" not in p.stderr
+    assert notes.read_bytes() == b"my notes\nlast line, no newline"
+    assert not (tmp_path / "cache").exists()

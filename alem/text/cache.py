@@ -27,7 +27,8 @@ class RequestCache:
 
     Crash safety: each entry is one whole line appended and flushed; a torn last line
     (a kill mid-write) is cut off when the cache is opened, so later appends never glue
-    onto it. Corrupt entries elsewhere are skipped and counted in ``corrupt``;
+    onto it. A file with text but no cached reply (not a cache, or a cache killed during its
+    very first write) is refused and left unchanged. Corrupt entries elsewhere are skipped and counted in ``corrupt``;
     entries whose reply fails validation are dropped by :meth:`invalidate` (``invalid``).
     """
 
@@ -44,8 +45,6 @@ class RequestCache:
         if self.path.exists():
             from alem.rundir import read_jsonl, repair_tail
 
-            if mode != "replay":
-                repair_tail(self.path)  # a torn entry would corrupt the next append
             for rec in read_jsonl(self.path, on_corrupt=self._count_corrupt):
                 if (
                     isinstance(rec, dict)
@@ -55,6 +54,15 @@ class RequestCache:
                     self._store[rec["key"]] = rec["response"]
                 else:
                     self.corrupt += 1
+            # A file that holds text but not one cached reply is someone else's file: cutting
+            # its "torn" last line or appending to it would damage it, so it is left untouched.
+            if not self._store and self.path.read_bytes().strip():
+                raise BackendConfigError(
+                    f"llm.cache={self.path} is not a request cache (none of its lines is a cached "
+                    "reply); it was left as it is. Give llm.cache a new file (or an existing cache)"
+                )
+            if mode != "replay":
+                repair_tail(self.path)  # a torn entry would corrupt the next append
         elif mode == "replay":
             raise BackendConfigError(f"replay cache {self.path} does not exist")
 

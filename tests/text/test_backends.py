@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from alem.errors import BackendConfigError
 from alem.text.backends import (
     BackendUnavailable,
     CacheMiss,
@@ -126,6 +127,16 @@ def test_api_key_is_sent_from_the_environment(monkeypatch):
         b = OpenAIChatBackend(srv.base_url, "fake-model", api_key_env="ALEM_TEST_KEY")
         run_sync(b.health_check())
         assert chat(b).content
+
+
+@pytest.mark.parametrize("text", [b"notes\nno newline at the end", b'{"a": 1}\n{"b": 2}\n'])
+def test_a_file_that_is_not_a_cache_is_refused_and_left_as_it_is(tmp_path, text):
+    path = tmp_path / "f.jsonl"
+    path.write_bytes(text)
+    for mode in RequestCache.MODES:
+        with pytest.raises(BackendConfigError, match="is not a request cache"):
+            RequestCache(path, mode=mode)
+    assert path.read_bytes() == text
 
 
 def test_cache_records_then_replays_offline(server, tmp_path):
