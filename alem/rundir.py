@@ -105,25 +105,27 @@ def claim(run_dir: str | Path, *, cli: str) -> Path:
     return path
 
 
-def read_run_config(run_dir: str | Path, *, cli: str, required: tuple[str, ...]) -> Any:
+def read_run_config(
+    run_dir: str | Path, *, cli: str, required: tuple[str, ...], what: str = "resume="
+) -> Any:
     """The saved ``config.yaml`` of a run to resume (an OmegaConf ``DictConfig``).
 
     Raises :class:`RunDirError` when it is missing, unreadable, or lacks the ``required``
     top-level keys that every ``cli`` run writes (so it is some other program's directory).
+    ``what`` starts the messages (``resume=<dir>``; ``export of <dir>``).
     """
     from omegaconf import DictConfig, OmegaConf
 
+    at = f"{what}{run_dir}" if what.endswith("=") else f"{what} {run_dir}"
     path = Path(run_dir) / "config.yaml"
     if not path.is_file():
-        raise RunDirError(f"resume={run_dir}: no config.yaml there; is it a `python -m {cli}` run directory?")
+        raise RunDirError(f"{at}: no config.yaml there; is it a `python -m {cli}` run directory?")
     try:
         saved = OmegaConf.load(path)
     except Exception as e:  # yaml and omegaconf raise several types
-        raise RunDirError(
-            f"resume={run_dir}: its config.yaml cannot be read ({type(e).__name__}: {e})"
-        ) from None
+        raise RunDirError(f"{at}: its config.yaml cannot be read ({type(e).__name__}: {e})") from None
     if not isinstance(saved, DictConfig) or any(k not in saved for k in required):
-        raise RunDirError(f"resume={run_dir}: its config.yaml is not a `python -m {cli}` config")
+        raise RunDirError(f"{at}: its config.yaml is not a `python -m {cli}` config")
     return saved
 
 

@@ -39,8 +39,10 @@ CLI::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
+import os
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -100,12 +102,24 @@ def decision_lines(
         yield line
 
 
-def _writer(out: str | Path, overwrite: bool) -> TextIO:
+@contextlib.contextmanager
+def _writer(out: str | Path, overwrite: bool) -> Iterator[TextIO]:
+    """The export file, written whole or not at all: lines go to a temporary file next to it,
+    renamed over ``out`` only when the export succeeded (a failed or killed export leaves
+    ``out`` as it was)."""
     path = Path(out)
     if path.exists() and not overwrite:
         raise AlemError(f"{path} exists; pass overwrite=True (--overwrite) to replace it")
     path.parent.mkdir(parents=True, exist_ok=True)
-    return path.open("w", encoding="utf-8")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("w", encoding="utf-8") as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def _dump(f: TextIO, line: dict[str, Any]) -> None:
@@ -186,11 +200,13 @@ def _transcript_moves(run_dir: Path) -> dict[tuple[int, int, int], dict[str, Any
             continue
         attempts = rec.get("attempts") or []
         last = attempts[-1] if attempts else {}
-        moves[(int(rec["episode"]), int(rec["seat"]), int(rec["decision"]))] = {
-            "action": int(rec["action"]),
-            "model_reply": last.get("reply"),
-            "fallback": rec.get("fallback"),
-        }
+        fallback = rec.get("fallback")
+        move = {"action": int(rec["action"]), "model_reply": last.get("reply"), "fallback": fallback}
+        if fallback is not None:
+            # The model never gave a legal move; the one played is the fallback policy's. Its
+            # line keeps the model's own outcome (unparseable, illegal, api_error), not "ok".
+            move.update(status=last.get("status") or "no_reply", invalid=True)
+        moves[(int(rec["episode"]), int(rec["seat"]), int(rec["decision"]))] = move
     return moves
 
 
@@ -201,12 +217,18 @@ def export_run(
     history: int | None = None,
     num_envs: int | None = None,
     overwrite: bool = False,
+    include_fallback: bool = False,
 ) -> dict[str, Any]:
     """Export every finished episode of the arena run in ``run_dir`` (see the module docstring).
 
     ``history``: earlier exchanges kept in the rebuilt messages (default: the run's
     ``llm.history``, so LLM seats' lines show what the model saw). Tournament directories are
     not supported: export each ``matches/<pairing>`` run that has its own ``config.yaml``.
+
+    An LLM decision where the model gave no legal move (the fallback policy played) is left
+    out, so the file can be fine-tuned on as it is; ``include_fallback`` keeps those lines,
+    marked ``invalid: true``, with the model's ``status`` and ``fallback`` (the played move is
+    the fallback's, not the model's). The returned ``fallback_decisions`` counts them.
     """
     from omegaconf import OmegaConf
 
@@ -217,7 +239,11 @@ def export_run(
     from alem.rundir import read_run_config
 
     run_dir = Path(run_dir).resolve()
-    cfg = read_run_config(run_dir, cli=CLI, required=("players", "env"))
+    if (run_dir / "matches").is_dir() and (run_dir / "config.yaml").is_file():
+        raise ConfigError(
+            f"{run_dir} is a tournament; export one pairing's run directory under {run_dir / 'matches'}"
+        )
+    cfg = read_run_config(run_dir, cli=CLI, required=("players", "env"), what="export of")
     if (cfg.get("mode") or "match") != "match":
         raise ConfigError(
             f"{run_dir} is a {cfg.mode} tournament; export one pairing's run directory under matches/"
@@ -262,8 +288,8 @@ def export_run(
         players={i: p for i, p in enumerate(seats) if p is not None},
         record_scripted=True,
     )
-    labels = list(specs)
-    n_lines = 0
+    labels = [_label(spec) for spec in specs]
+    n_lines = n_fallback = 0
     with _writer(out, overwrite) as f:
         pending = pool.reset(episodes)
         while not pool.done:
@@ -297,6 +323,10 @@ def export_run(
                     key_splits=pool.key_splits,
                     extra=extra,
                 ):
+                    if line.get("fallback") is not None:
+                        n_fallback += 1
+                        if not include_fallback:
+                            continue
                     _dump(f, line)
                     n_lines += 1
             pending = res.pending
@@ -305,8 +335,17 @@ def export_run(
         "players": labels,
         "episodes": len(episodes),
         "decisions": n_lines,
+        "fallback_decisions": n_fallback,
+        "fallback_included": include_fallback,
         "out": str(out),
     }
+
+
+def _label(spec: str) -> str:
+    """A seat's player label for the export: a checkpoint seat by its run directory's name (the
+    file is shared; the path on the machine that made it means nothing elsewhere)."""
+    name, _, arg = spec.partition(":")
+    return f"{name}:{Path(arg).name}" if name == "checkpoint" and arg else spec
 
 
 def read_decisions(path: str | Path) -> list[dict[str, Any]]:
@@ -343,6 +382,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     rn.add_argument("--history", type=int, default=None)
     rn.add_argument("--num-envs", type=int, default=None)
     rn.add_argument("--overwrite", action="store_true")
+    rn.add_argument(
+        "--include-fallback",
+        action="store_true",
+        help="keep LLM decisions the fallback policy played (marked invalid); left out by default",
+    )
     args = ap.parse_args(argv)
     if args.source == "experts":
         stats = export_experts(
@@ -358,7 +402,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         )
     else:
         stats = export_run(
-            args.run_dir, args.out, history=args.history, num_envs=args.num_envs, overwrite=args.overwrite
+            args.run_dir,
+            args.out,
+            history=args.history,
+            num_envs=args.num_envs,
+            overwrite=args.overwrite,
+            include_fallback=args.include_fallback,
         )
     print(json.dumps(stats))
     return stats

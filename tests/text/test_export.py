@@ -102,7 +102,10 @@ def replay_and_check(env, lines, hide=None) -> int:
     return hidden_checks
 
 
-@pytest.mark.parametrize("env_id", [pytest.param(k, marks=() if k == "kuhn_poker-v0" else pytest.mark.exhaustive) for k in sorted(CASES)])
+@pytest.mark.parametrize(
+    "env_id",
+    [pytest.param(k, marks=() if k == "kuhn_poker-v0" else pytest.mark.exhaustive) for k in sorted(CASES)],
+)
 def test_expert_exports_replay_and_show_no_hidden_information(env_id, tmp_path):
     player, episodes, hide = CASES[env_id]
     env = alem.make(env_id)
@@ -169,3 +172,66 @@ def test_cli_writes_the_export(tmp_path, capsys):
     )
     assert json.loads(capsys.readouterr().out.strip()) == stats
     assert stats["players"] == ["minimax", "random"] and stats["mean_returns"][0] >= 0
+
+
+def test_fallback_moves_are_marked_and_left_out_of_the_export_by_default(tmp_path):
+    """An LLM that never answers legally: every move of its seat is the random fallback's. Those
+    lines used to be exported as ``status: ok, invalid: false`` with a made-up reply, so a
+    fine-tune on the file would learn random moves."""
+    env = alem.make("kuhn_poker-v0")
+    run_dir = tmp_path / "run"
+    llm = LLMPolicy(env, backend="scripted", script=lambda body: "no idea, sorry", history=0)
+    config = {"env": {"id": env.id}, "players": ["llm", "cfr"], "seed": 1, "num_envs": 2, "player_kwargs": {}}
+    evaluate(
+        env, [llm, make_policy("cfr", env)], episodes=4, num_envs=2, seed=1, run_dir=run_dir, config=config
+    )
+    decisions = [r for r in read_jsonl(run_dir / "transcripts.jsonl") if r.get("type") == "decision"]
+    assert decisions and all(r["fallback"] == "random" for r in decisions)
+
+    out = tmp_path / "sft.jsonl"
+    stats = main(["run", str(run_dir), "--out", str(out)])
+    lines = read_decisions(out)
+    assert stats["fallback_decisions"] == len(decisions) and not stats["fallback_included"]
+    assert lines and all(x["seat"] == 1 for x in lines)  # only the CFR seat's moves remain
+
+    full = tmp_path / "all.jsonl"
+    stats = main(["run", str(run_dir), "--out", str(full), "--include-fallback"])
+    llm_lines = [x for x in read_decisions(full) if x["seat"] == 0]
+    assert len(llm_lines) == len(decisions) == stats["fallback_decisions"]
+    for x in llm_lines:
+        assert x["invalid"] is True and x["fallback"] == "random" and x["status"] == "unparseable"
+        assert x["model_reply"] == "no idea, sorry"
+
+
+def test_a_failed_export_leaves_no_file_and_a_tournament_gets_the_right_hint(tmp_path):
+    env = alem.make("kuhn_poker-v0")
+    run_dir = tmp_path / "run"
+    config = {
+        "env": {"id": env.id},
+        "players": ["random", "cfr"],
+        "seed": 2,
+        "num_envs": 2,
+        "player_kwargs": {},
+    }
+    evaluate(
+        env,
+        [make_policy("random", env), make_policy("cfr", env)],
+        episodes=2,
+        num_envs=2,
+        seed=2,
+        run_dir=run_dir,
+        config=config,
+    )
+    eps = [json.loads(s) for s in (run_dir / "episodes.jsonl").read_text().splitlines()]
+    eps[0]["returns"] = [eps[0]["returns"][0] + 1, eps[0]["returns"][1] - 1]
+    (run_dir / "episodes.jsonl").write_text("".join(json.dumps(e) + "\n" for e in eps))
+    out = tmp_path / "out.jsonl"
+    with pytest.raises(AlemError, match="replays to returns"):
+        export_run(run_dir, out)
+    assert list(tmp_path.glob("*.jsonl")) == [] and list(tmp_path.glob(".*.tmp")) == []
+    tour = tmp_path / "tour"
+    (tour / "matches").mkdir(parents=True)
+    (tour / "config.yaml").write_text("mode: round_robin\npanel: [random, cfr]\n")
+    with pytest.raises(AlemError, match="tournament; export one pairing") as e:
+        export_run(tour, out)
+    assert "resume=" not in str(e.value)
