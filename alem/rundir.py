@@ -126,7 +126,30 @@ def read_run_config(
         raise RunDirError(f"{at}: its config.yaml cannot be read ({type(e).__name__}: {e})") from None
     if not isinstance(saved, DictConfig) or any(k not in saved for k in required):
         raise RunDirError(f"{at}: its config.yaml is not a `python -m {cli}` config")
+    found = _interpolation(OmegaConf.to_container(saved, resolve=False))
+    if found:
+        key, value = found
+        raise RunDirError(
+            f"{at}: its config.yaml holds an interpolation at {key} ({value[:40]!r}); a saved config is "
+            "data and is never resolved (an ${{oc.env:...}} there would read a secret from this "
+            "machine's environment into requests and files). Put the value itself in config.yaml"
+        )
     return saved
+
+
+def _interpolation(node: Any, key: str = "") -> tuple[str, str] | None:
+    """The first ``(dotted key, value)`` of a string holding ``${`` in a plain config tree."""
+    if isinstance(node, dict):
+        items = ((f"{key}.{k}" if key else str(k), v) for k, v in node.items())
+    elif isinstance(node, list):
+        items = ((f"{key}[{i}]", v) for i, v in enumerate(node))
+    else:
+        return (key, node) if isinstance(node, str) and "${" in node else None
+    for k, v in items:
+        hit = _interpolation(v, k)
+        if hit:
+            return hit
+    return None
 
 
 def write_atomic(path: str | Path, text: str) -> None:

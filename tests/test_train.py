@@ -361,13 +361,50 @@ def test_a_cli_run_owns_one_directory_and_a_refused_one_changes_nothing(ppo_run,
     run_dir, _ = ppo_run
     before = _snapshot(run_dir)
     new = tmp_path / "new"
-    tiny = ["env.id=coordination-v0", "algo=random", "algo.num_envs=4", "algo.num_steps=2", "algo.total_steps=8"]
+    tiny = [
+        "env.id=coordination-v0",
+        "algo=random",
+        "algo.num_envs=4",
+        "algo.num_steps=2",
+        "algo.total_steps=8",
+    ]
     ok = _cli([*tiny, f"output_dir={new}"], cwd=tmp_path)
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["new"]  # no ./outputs
-    assert sorted(p.name for p in new.iterdir()) == [".alem-run", "config.yaml", "metrics.jsonl", "results.json"]
+    assert sorted(p.name for p in new.iterdir()) == [
+        ".alem-run",
+        "config.yaml",
+        "metrics.jsonl",
+        "results.json",
+    ]
     refused = _cli([*tiny, f"output_dir={run_dir}"], cwd=tmp_path)
     assert refused.returncode == 1 and "already holds a run" in refused.stderr
+    assert _snapshot(run_dir) == before
+
+
+@pytest.mark.integration  # a CLI process
+def test_a_saved_config_with_an_env_interpolation_is_refused_not_resolved(ppo_run, tmp_path):
+    """config.yaml is data: an ${oc.env:...} in it must not pull this machine's secret into the
+    run (it used to be resolved on resume and written back into config.yaml and results.json)."""
+    import shutil
+
+    full_dir, _ = ppo_run
+    run_dir = tmp_path / "run"
+    shutil.copytree(full_dir, run_dir)
+    cfg = (run_dir / "config.yaml").read_text()
+    (run_dir / "config.yaml").write_text(cfg.replace("project: alem", "project: ${oc.env:ALEM_TEST_SECRET}"))
+    before = _snapshot(run_dir)
+    env = {**__import__("os").environ, "ALEM_TEST_SECRET": "hunter2"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "alem.train", f"resume={run_dir}", "algo.total_steps=1280"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=env,
+    )
+    assert proc.returncode == 1 and "holds an interpolation at wandb.project" in proc.stderr
+    assert "hunter2" not in proc.stdout + proc.stderr and "Traceback" not in proc.stderr
     assert _snapshot(run_dir) == before
 
 
