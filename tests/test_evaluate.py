@@ -250,4 +250,20 @@ def test_module_entry_point_runs(tmp_path):
     p = subprocess.run([*base, *cache], capture_output=True, text=True, timeout=300)
     assert p.returncode == 1 and "is not a request cache" in p.stderr and "Traceback" not in p.stderr
     assert notes.read_bytes() == b"my notes\nlast line, no newline"
-    assert not (tmp_path / "cache").exists()
+    assert not any((tmp_path / "cache").rglob("*"))  # Hydra makes the (empty) run dir; nothing in it
+    # seeds that jax.random.key would fold onto other seeds, and a non-integer: one line, nothing written
+    for seed in ("-1", "4294967296", "1.5"):
+        p = subprocess.run(
+            [*base, "players=[random]", f"seed={seed}", f"output_dir={tmp_path}/s"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert p.returncode == 1 and "seed must be an integer in [0, 2**32 - 1]" in p.stderr, p.stderr[-500:]
+        assert not any((tmp_path / "s").rglob("*"))
+    # players= as one string is one spec for every seat, not its characters
+    p = subprocess.run(
+        [*base, "players=random", f"output_dir={tmp_path}/one"], capture_output=True, text=True, timeout=300
+    )
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert json.loads((tmp_path / "one" / "results.json").read_text())["players"] == ["random", "random"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from alem.arena.evaluation import CLI, evaluate
 from alem.arena.players import build_player, build_players
@@ -49,6 +49,17 @@ RESUME_FREE = frozenset(
 )
 
 
+def _specs(value: Any, name: str) -> list[str]:
+    """Player specs from ``players=`` / ``panel=``: a list, or one spec as a plain string (for
+    every seat, like a list of one); never the characters of a string."""
+    value = OmegaConf.to_container(value, resolve=True) if isinstance(value, ListConfig) else value
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ConfigError(f"{name} must be a list of player specs like {name}=[llm,random], got {value!r}")
+    return value
+
+
 def run(cfg: DictConfig, output_dir: str | Path, overrides: list[str] | None = None) -> dict[str, Any]:
     """Evaluate as ``cfg`` says; return the results.
 
@@ -70,7 +81,7 @@ def run(cfg: DictConfig, output_dir: str | Path, overrides: list[str] | None = N
         raise ConfigError(f"mode must be one of {list(MODES)}, got {mode!r}")
     if mode != "match":
         return _run_tournament(cfg, env, run_dir, current, bool(resume))
-    players = build_players(env, list(cfg.players), player_kwargs)
+    players = build_players(env, _specs(cfg.players, "players"), player_kwargs)
     labels = [p.label for p in players]
     current["players_resolved"] = labels
     current["output_dir"] = str(run_dir)
@@ -98,7 +109,7 @@ def _run_tournament(
 ) -> dict[str, Any]:
     """``mode=round_robin`` / ``gauntlet``: build the pool, play every seating, rate the players."""
     mode = cfg.mode
-    specs, panel = list(cfg.players), list(cfg.get("panel") or [])
+    specs, panel = _specs(cfg.players, "players"), _specs(cfg.get("panel") or [], "panel")
     if mode == "gauntlet" and not panel:
         raise ConfigError("mode=gauntlet plays the players against a fixed panel: give panel=[spec, ...]")
     if mode == "round_robin" and panel:

@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
+import numpy as np
+
 from alem.arena.players import seating
 from alem.core import MultiAgentEnv
 from alem.errors import ConfigError, require_positive_int
@@ -53,6 +55,13 @@ class Match:
         require_positive_int(self.episodes, "episodes", error=ConfigError)
         require_positive_int(self.num_envs, "num_envs", error=ConfigError)
         require_positive_int(self.max_steps, "max_steps", error=ConfigError, allow_none=True)
+        if (
+            isinstance(self.seed, bool)
+            or not isinstance(self.seed, int | np.integer)
+            or not 0 <= self.seed < 2**32
+        ):
+            # jax.random.key reduces other values onto this range: seed=-1 would replay 2**32 - 1
+            raise ConfigError(f"seed must be an integer in [0, 2**32 - 1], got {self.seed!r}")
         if self.env.continuous_actions:
             raise ConfigError(
                 f"{self.env.id} has continuous actions; the evaluator plays discrete-action envs"
