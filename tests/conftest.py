@@ -41,8 +41,8 @@ def _tiers_chosen(config) -> bool:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    # Items of one env id share its harness: xdist's loadgroup sends them to one worker (this
-    # hook runs before xdist's, which reads the marks).
+    # Items of one env id share its harness: xdist's loadgroup sends a group to one worker, which
+    # runs its items back to back (this hook runs before xdist's, which reads the marks).
     for item in items:
         env_id = _item_env_id(item)
         if env_id is not None and env_id in alem.registry():
@@ -89,6 +89,24 @@ def _item_env_id(item) -> str | None:
     params = getattr(getattr(item, "callspec", None), "params", {})
     env_id = params.get("env_id", params.get("h"))
     return env_id if isinstance(env_id, str) else None
+
+
+def pytest_collection_finish(session):
+    """Refuse a pytest whose items xdist cannot group. xdist groups by renaming an item's nodeid
+    to ``<nodeid>@<group>``; pytest 9 derives the nodeid from elsewhere and ignores the rename, so
+    grouping silently stopped: every item went to any worker and recompiled its id's programs
+    (the conformance tier took twice as long until 2026-12-02). The dev extra pins pytest < 9."""
+    config = session.config
+    if not getattr(config.option, "loadgroup", False):
+        return
+    for item in session.items:
+        env_id = _item_env_id(item)
+        if env_id is not None and item.get_closest_marker("xdist_group") and "@" not in item.nodeid:
+            raise pytest.UsageError(
+                f"pytest {pytest.__version__} ignores pytest-xdist's loadgroup rename ({item.nodeid} has "
+                'no "@<group>" suffix), so items of one env id would not share a worker; install the '
+                'dev extra\'s pytest (pip install -e ".[dev]") or run with -n 0'
+            )
 
 
 def pytest_runtest_teardown(item, nextitem):
