@@ -251,6 +251,22 @@ def test_module_entry_point_runs(tmp_path):
     assert p.returncode == 1 and "is not a request cache" in p.stderr and "Traceback" not in p.stderr
     assert notes.read_bytes() == b"my notes\nlast line, no newline"
     assert not any((tmp_path / "cache").rglob("*"))  # Hydra makes the (empty) run dir; nothing in it
+    # credentials in llm.base_url never reach an error line (nor any file: nothing is written)
+    secret_url = "llm.base_url='ftp://alice:pw123@127.0.0.1:9/v1?api_key=KEY456'"
+    unset_key = [
+        "llm.base_url='http://alice:pw123@127.0.0.1:9/v1?api_key=KEY456'",
+        "llm.api_key_env=ALEM_SURELY_UNSET_VAR",
+    ]
+    for extra in ([secret_url], unset_key):
+        p = subprocess.run(
+            [*base, *bad[:1], "llm.model=m", *extra, f"output_dir={tmp_path}/u"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert p.returncode == 1 and "alem.evaluate: error:" in p.stderr, p.stderr[-1000:]
+        assert "pw123" not in p.stdout + p.stderr and "KEY456" not in p.stdout + p.stderr
+        assert not any((tmp_path / "u").rglob("*")) and not (tmp_path / "outputs").exists()
     # seeds that jax.random.key would fold onto other seeds, and a non-integer: one line, nothing written
     for seed in ("-1", "4294967296", "1.5"):
         p = subprocess.run(

@@ -150,7 +150,8 @@ class OpenAIChatBackend(ChatBackend):
     ):
         if not base_url or not isinstance(base_url, str) or not re.match(r"^https?://[^/]", base_url):
             raise BackendConfigError(
-                f"llm.base_url must be an http(s) URL such as http://127.0.0.1:8000/v1, got {base_url!r}"
+                "llm.base_url must be an http(s) URL such as http://127.0.0.1:8000/v1, got "
+                f"{redact_url(base_url) if isinstance(base_url, str) else base_url!r}"
             )
         if not model:
             raise BackendConfigError("llm.model must name the model to query (see GET {base_url}/models)")
@@ -346,7 +347,7 @@ class OpenAIChatBackend(ChatBackend):
             return  # offline replay needs no server
         if self.api_key_env and not self._api_key():
             raise BackendUnavailable(
-                f"the API key variable {self.api_key_env} is not set (needed for {self.base_url}); "
+                f"the API key variable {self.api_key_env} is not set (needed for {self.public_url}); "
                 f"export {self.api_key_env}=... or set llm.api_key_env=null for a server without keys",
                 "missing_key",
             )
