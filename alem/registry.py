@@ -17,6 +17,8 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
+import numpy as np
+
 from alem.core import MultiAgentEnv
 from alem.errors import DependencyNotInstalled, EnvArgumentError, UnknownEnvError, closest, did_you_mean
 
@@ -135,6 +137,35 @@ def load_entry_point(entry_point: str) -> Any:
     return getattr(importlib.import_module(module_name), attr)
 
 
+def _annotated_kinds(annotation: Any) -> set[str]:
+    """The plain type names of a constructor parameter's annotation (``"int | None"`` -> {"int", "None"})."""
+    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", str(annotation))
+    return {t.strip() for t in str(text).split("|")}
+
+
+def _check_kwarg_types(id: str, params: Mapping[str, inspect.Parameter], kwargs: Mapping[str, Any]) -> None:
+    """Refuse a keyword whose value the constructor's annotation rules out, where a constructor
+    would otherwise coerce it silently (``num_agents=2.5`` built 2 agents)."""
+    for k, v in kwargs.items():
+        p = params.get(k)
+        if (
+            p is None
+            or p.annotation is inspect.Parameter.empty
+            or (v is None and "None" in _annotated_kinds(p.annotation))
+        ):
+            continue
+        kinds = _annotated_kinds(p.annotation) - {"None"}
+        is_int = isinstance(v, int | np.integer) and not isinstance(v, bool | np.bool_)
+        if kinds == {"int"} and not is_int:
+            raise EnvArgumentError(f"{id}: {k} must be an integer, got {v!r}")
+        if kinds == {"bool"} and not isinstance(v, bool | np.bool_):
+            raise EnvArgumentError(f"{id}: {k} must be true or false, got {v!r}")
+        if kinds == {"float"} and (
+            isinstance(v, bool | np.bool_) or not isinstance(v, int | float | np.integer | np.floating)
+        ):
+            raise EnvArgumentError(f"{id}: {k} must be a number, got {v!r}")
+
+
 def make(id: str, **kwargs: Any) -> MultiAgentEnv:
     """Build the env registered under ``id``; ``kwargs`` override its static defaults."""
     if id not in _REGISTRY:
@@ -149,7 +180,12 @@ def make(id: str, **kwargs: Any) -> MultiAgentEnv:
         if bad:
             detail = ", ".join(f"{k!r}{did_you_mean(k, accepted)}" for k in bad)
             raise EnvArgumentError(f"{id}: unknown keyword argument(s) {detail}; accepted: {accepted}")
-    env = ctor(**{**spec.kwargs, **kwargs})
+    _check_kwarg_types(id, params, kwargs)
+    try:
+        env = ctor(**{**spec.kwargs, **kwargs})
+    except (OverflowError, MemoryError) as e:  # e.g. num_agents=10**30: arrays that cannot exist
+        shown = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+        raise EnvArgumentError(f"{id}: {shown} is too large to build ({type(e).__name__}: {e})") from None
     env.id = id
     env.spec = spec
     return env

@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 
 import alem
@@ -89,3 +90,14 @@ def test_every_registered_id_is_in_the_readme():
         and f"`{env_id}`" not in readme and f"`{env_id.removeprefix('iterated_')}`" not in readme
     ]
     assert not missing, f"registered ids missing from README.md: {missing}"
+
+
+def test_keywords_the_constructor_would_coerce_or_cannot_build_are_refused():
+    """num_agents=2.5 used to build 2 agents; 10**30 raised OverflowError from deep inside."""
+    with pytest.raises(alem.EnvArgumentError, match=r"num_agents must be an integer, got 2\.5"):
+        alem.make("mpe/simple_spread-v0", num_agents=2.5)
+    with pytest.raises(alem.EnvArgumentError, match=r"continuous_actions must be true or false, got 'yes'"):
+        alem.make("mpe/simple_spread-v0", continuous_actions="yes")
+    with pytest.raises(alem.EnvArgumentError, match="too large to build"):
+        alem.make("mpe/simple_spread-v0", num_agents=10**30)
+    assert alem.make("mpe/simple_spread-v0", num_agents=np.int64(2)).num_agents == 2
