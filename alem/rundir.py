@@ -248,7 +248,7 @@ def repair_tail(path: str | Path) -> int:
 
 
 def read_jsonl(path: str | Path, *, on_corrupt: Callable[[int, str], None] | None = None) -> Iterator[Any]:
-    """Records of a JSONL file; a torn last line is skipped.
+    """Records (JSON objects) of a JSONL file; a torn last line is skipped.
 
     A corrupt line elsewhere raises :class:`CorruptFileError` naming the file and line,
     unless ``on_corrupt(line_number, text)`` is given: then it is reported there and skipped.
@@ -263,7 +263,9 @@ def read_jsonl(path: str | Path, *, on_corrupt: Callable[[int, str], None] | Non
         if not raw.strip():
             continue
         try:
-            yield json.loads(raw.decode("utf-8"))
+            record = json.loads(raw.decode("utf-8"))
+            if not isinstance(record, dict):  # every alem record is an object: `3` or `[1]` is damage
+                raise ValueError("not a JSON object")
         except (ValueError, RecursionError):  # JSONDecodeError and UnicodeDecodeError are ValueErrors
             if k == len(lines) - 1 and torn_tail:
                 return  # interrupted mid-write
@@ -274,6 +276,7 @@ def read_jsonl(path: str | Path, *, on_corrupt: Callable[[int, str], None] | Non
                 f"{path}: line {k + 1} is not a JSON record ({raw[:60].decode('utf-8', 'replace')!r}...); "
                 "the file was damaged after it was written. Remove that line (or the file) and resume"
             ) from None
+        yield record
 
 
 def rewrite_jsonl(path: str | Path, keep: Callable[[Any], bool]) -> int:

@@ -251,6 +251,11 @@ def test_module_entry_point_runs(tmp_path):
     assert p.returncode == 1 and "is not a request cache" in p.stderr and "Traceback" not in p.stderr
     assert notes.read_bytes() == b"my notes\nlast line, no newline"
     assert not any((tmp_path / "cache").rglob("*"))  # Hydra makes the (empty) run dir; nothing in it
+    # a run file line that is valid JSON but not an object: one line naming it on resume
+    with (tmp_path / "episodes.jsonl").open("a") as f:
+        f.write("[1, 2]\n")
+    p = subprocess.run([*base, f"resume={tmp_path}"], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 1 and "is not a JSON record" in p.stderr and "Traceback" not in p.stderr, p.stderr
     # credentials in llm.base_url never reach an error line (nor any file: nothing is written)
     secret_url = "llm.base_url='ftp://alice:pw123@127.0.0.1:9/v1?api_key=KEY456'"
     unset_key = [

@@ -37,3 +37,17 @@ def test_default_run_dirs_differ_within_one_second_and_a_named_dir_is_used_as_it
     )
     assert default_run_dir("runs/x") == "runs/x"
     assert default_run_dir(None, "runs/old") == "runs/old"  # a resume: Hydra's dir is the run's
+
+
+def test_a_jsonl_line_that_is_valid_json_but_not_an_object_is_damage(tmp_path):
+    """`[1, 2]` or `3` in the middle of a run file used to reach the readers as a record and end
+    in a traceback (``'list' object has no attribute 'get'``)."""
+    from alem.rundir import CorruptFileError, read_jsonl
+
+    path = tmp_path / "episodes.jsonl"
+    path.write_text('{"a": 1}\n[1, 2]\n{"b": 2}\n')
+    with pytest.raises(CorruptFileError, match="line 2 is not a JSON record"):
+        list(read_jsonl(path))
+    seen = []
+    assert list(read_jsonl(path, on_corrupt=lambda k, text: seen.append(k))) == [{"a": 1}, {"b": 2}]
+    assert seen == [2]
