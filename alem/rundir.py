@@ -18,6 +18,7 @@ Files are written so a kill at any moment leaves something readable:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -32,6 +33,7 @@ __all__ = [
     "RunDirError",
     "JsonlWriter",
     "claim",
+    "release",
     "foreign_entries",
     "refuse_occupied",
     "read_run_config",
@@ -45,8 +47,6 @@ __all__ = [
 HYDRA_ENTRIES = (".hydra",)
 #: The file :func:`claim` creates exclusively: whoever creates it owns the directory.
 CLAIM_MARKER = ".alem-run"
-
-
 
 
 def foreign_entries(run_dir: str | Path) -> list[str]:
@@ -90,6 +90,7 @@ def claim(run_dir: str | Path, *, cli: str) -> Path:
         holds="a run or other files",
         advice=f"Continue that run with `python -m {cli} resume={path}` or pick a new output_dir",
     )
+    created = not path.exists()
     path.mkdir(parents=True, exist_ok=True)
     # The check above and this exclusive create are not one step: of two runs started at once
     # into one directory, both may pass the check, but only one creates the marker.
@@ -101,8 +102,28 @@ def claim(run_dir: str | Path, *, cli: str) -> Path:
             "a run directory belongs to the run that made it. Pick another output_dir"
         ) from None
     with os.fdopen(fd, "w") as f:
-        f.write(json.dumps({"cli": cli, "pid": os.getpid()}) + "\n")
+        f.write(json.dumps({"cli": cli, "pid": os.getpid(), "created": created}) + "\n")
     return path
+
+
+def release(run_dir: str | Path) -> None:
+    """Undo this process's :func:`claim` of ``run_dir`` when the run fails before its first write.
+
+    Removes the claim marker (only if this process wrote it) and the directory if the claim
+    created it and it is empty again, so the same ``output_dir`` can be used by the next try.
+    """
+    path = Path(run_dir)
+    marker = path / CLAIM_MARKER
+    try:
+        owner = json.loads(marker.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    if not isinstance(owner, dict) or owner.get("pid") != os.getpid():
+        return
+    marker.unlink(missing_ok=True)
+    if owner.get("created"):
+        with contextlib.suppress(OSError):  # something else is there now: it stays
+            path.rmdir()
 
 
 def read_run_config(

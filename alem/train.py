@@ -39,7 +39,7 @@ from omegaconf import DictConfig, OmegaConf
 import alem
 from alem.cli import hydra_app, hydra_overrides, hydra_run_dir, jsonable, make_env, plain, resume_keys
 from alem.errors import ConfigError, TrainingInterrupted, require_positive_int
-from alem.rundir import claim, read_run_config, write_atomic
+from alem.rundir import claim, read_run_config, release, write_atomic
 from alem.training import (
     METRICS_FILE,
     ConsoleProgress,
@@ -308,8 +308,13 @@ def run(cfg: DictConfig, output_dir: str | Path, overrides: list[str] | None = N
     else:
         output_dir = claim(output_dir, cli="alem.train")
     wandb_mode = cfg.wandb.mode if cfg.get("logger", "none") == "wandb" else "disabled"
-    # A wandb that cannot start fails here, before any write.
-    wandb = WandbSink(wandb_mode, plain(cfg.wandb), config, output_dir, list(env.agents))
+    # A wandb that cannot start fails here, before any write; the claim is given back.
+    try:
+        wandb = WandbSink(wandb_mode, plain(cfg.wandb), config, output_dir, list(env.agents))
+    except BaseException:
+        if not resuming:
+            release(output_dir)
+        raise
     write_atomic(output_dir / "config.yaml", OmegaConf.to_yaml(OmegaConf.create(config)))
     # 4. Training.
     sinks = [

@@ -8,12 +8,16 @@ import pytest
 
 from alem import rundir
 from alem.cli import default_run_dir
-from alem.rundir import CLAIM_MARKER, RunDirError, claim
+from alem.rundir import CLAIM_MARKER, RunDirError, claim, release
 
 
 def test_a_claimed_directory_is_refused_to_the_next_run(tmp_path):
     run = claim(tmp_path / "r", cli="alem.train")
-    assert json.loads((run / CLAIM_MARKER).read_text()) == {"cli": "alem.train", "pid": os.getpid()}
+    assert json.loads((run / CLAIM_MARKER).read_text()) == {
+        "cli": "alem.train",
+        "pid": os.getpid(),
+        "created": True,
+    }
     with pytest.raises(RunDirError, match="already holds a run"):
         claim(tmp_path / "r", cli="alem.train")
 
@@ -27,6 +31,20 @@ def test_of_two_runs_that_pass_the_check_together_only_one_claims(tmp_path, monk
     with pytest.raises(RunDirError, match="claimed by another run started at the same moment"):
         claim(tmp_path / "r", cli="alem.evaluate")
     assert (tmp_path / "r" / CLAIM_MARKER).read_bytes() == before
+
+
+def test_a_released_claim_leaves_nothing_and_another_process_claim_is_kept(tmp_path):
+    made = claim(tmp_path / "new", cli="alem.train")
+    release(made)
+    assert not made.exists()  # the claim made it, and it is empty again
+    (tmp_path / "mine").mkdir()
+    release(claim(tmp_path / "mine", cli="alem.train"))
+    assert (tmp_path / "mine").is_dir() and not any((tmp_path / "mine").iterdir())  # the user's dir stays
+    theirs = claim(tmp_path / "theirs", cli="alem.train")
+    marker = theirs / CLAIM_MARKER
+    marker.write_text(json.dumps({"cli": "alem.train", "pid": os.getpid() + 1, "created": True}))
+    release(theirs)
+    assert marker.exists()  # not this process's claim
 
 
 def test_default_run_dirs_differ_within_one_second_and_a_named_dir_is_used_as_it_is():
