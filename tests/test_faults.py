@@ -409,7 +409,7 @@ def test_evaluate_killed_at_a_random_moment_loses_and_repeats_nothing(eval_refer
 
 
 @pytest.mark.exhaustive
-@pytest.mark.parametrize("trial", range(4))
+@pytest.mark.parametrize("trial", range(2))  # one kill with a torn tail, one without
 def test_soak_train_kills(train_reference, tmp_path, trial, fault_report):
     killed = _train_kill_resume(
         tmp_path,

@@ -514,7 +514,7 @@ def test_lockstep_deliveries_happen():
 @pytest.mark.parametrize("name", list(FAST_CONFIGS) + list(SLOW_CONFIGS))
 def test_lockstep_with_rware_many_episodes(name):
     env = Warehouse(**{**FAST_CONFIGS, **SLOW_CONFIGS}[name])
-    starts = our_starts(env, 10, 50) + ref_starts(env, 11, 50)
+    starts = our_starts(env, 10, 30) + ref_starts(env, 11, 30)
     stats = compare_episodes(env, starts, seed=10, steps=150)
     assert stats["blocked"] > 0 and stats["pickups"] > 0
 
