@@ -6,6 +6,11 @@ exactly where the saved one stopped. Typed PRNG keys are stored as their raw
 ``uint32`` data and rebuilt from the template on restore. Orbax writes to a
 temporary directory and renames it when complete, so a kill during a save
 leaves the previous checkpoint intact.
+
+Saves and restores are synchronous (``ocp.Checkpointer``, not the async
+``StandardCheckpointer``): the loop waits for every save anyway, and a failed async
+write left orbax threads waiting 300 s for signals that never came, so a run
+with an unwritable directory hung five minutes at exit.
 """
 
 from __future__ import annotations
@@ -25,6 +30,11 @@ CHECKPOINT_DIR = "checkpoints"
 _NAME = re.compile(r"^chunk_(\d{6})$")
 
 
+def _checkpointer() -> Any:
+    import orbax.checkpoint as ocp
+
+    return ocp.Checkpointer(ocp.StandardCheckpointHandler())
+
 
 def _is_key(x: Any) -> bool:
     return hasattr(x, "dtype") and jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key)
@@ -37,18 +47,27 @@ def _to_raw(tree: Any) -> dict[str, Any]:
 
 
 def save(run_dir: str | Path, chunk: int, tree: Any, keep: int = 2) -> Path:
-    """Write ``tree`` as checkpoint ``chunk`` (chunks completed) and keep the newest ``keep``."""
+    """Write ``tree`` as checkpoint ``chunk`` (chunks completed) and keep the newest ``keep``.
+
+    Raises :class:`CheckpointError` (one line, naming the path and the OS error) when it cannot
+    be written: an unwritable or full disk, a file size limit. The older checkpoints stay.
+    """
     import orbax.checkpoint as ocp
 
     root = Path(run_dir) / CHECKPOINT_DIR
-    root.mkdir(parents=True, exist_ok=True)
     path = root / f"chunk_{chunk:06d}"
-    if path.exists():
-        shutil.rmtree(path)
-    ckpt = ocp.StandardCheckpointer()
-    ckpt.save(path.resolve(), _to_raw(tree))
-    ckpt.wait_until_finished()
-    ckpt.close()
+    ckpt = _checkpointer()
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        if path.exists():
+            shutil.rmtree(path)
+        ckpt.save(path.resolve(), args=ocp.args.StandardSave(_to_raw(tree)))
+    except Exception as e:  # OSError, or orbax wrapping one
+        raise CheckpointError(
+            f"checkpoint {path} could not be written ({type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''})"
+        ) from None
+    finally:
+        ckpt.close()
     for old in sorted(p for p in root.iterdir() if _NAME.match(p.name))[:-keep]:
         shutil.rmtree(old, ignore_errors=True)
     return path
@@ -77,9 +96,9 @@ def restore(path: str | Path, template: Any) -> Any:
     if not path.is_dir():
         raise CheckpointError(f"checkpoint {path} does not exist")
     abstract = jax.tree.map(ocp.utils.to_shape_dtype_struct, _to_raw(template))
-    ckpt = ocp.StandardCheckpointer()
+    ckpt = _checkpointer()
     try:
-        raw = ckpt.restore(path, abstract)
+        raw = ckpt.restore(path, args=ocp.args.StandardRestore(abstract))
     except Exception as e:  # orbax raises many types for unreadable or mismatched data
         raise CheckpointError(
             f"checkpoint {path} could not be restored ({type(e).__name__}: {str(e).splitlines()[0][:200]}); "

@@ -54,11 +54,9 @@ def load_trained(run_dir: str | Path, env: MultiAgentEnv, seed_index: int = 0, s
         raise AlemError(f"{run_dir}: algo {res.get('algo')!r} has no trained parameters to play")
     if res["env_id"] != env.id:
         raise AlemError(f"{run_dir} was trained on {res['env_id']!r}, not {env.id!r}")
+    lcfg = _learner_config(res, results)
     if not 0 <= seed_index < res["num_seeds"]:
         raise AlemError(f"seed_index={seed_index} out of range: the run has {res['num_seeds']} seeds")
-    fields = dict(res["learner"])
-    fields["hidden"] = tuple(fields["hidden"])
-    lcfg = LearnerConfig(**fields)
     if lcfg.recurrent:
         raise AlemError("recurrent checkpoints cannot be played by the evaluator yet (feed-forward only)")
     learner = make_learner(env, lcfg, roles=np.asarray(res["roles"]))
@@ -81,6 +79,28 @@ def load_trained(run_dir: str | Path, env: MultiAgentEnv, seed_index: int = 0, s
         actor = jax.tree.map(lambda x: x[seed_index, int(snapshot)], pool.actor)
         params = {**params, "actor": actor}
     return learner, params
+
+
+def _learner_config(res: dict, path: Path) -> LearnerConfig:
+    """The learner configuration a ``results.json`` names; a missing or mistyped field is one
+    :class:`CheckpointError` naming it (the file was edited, damaged or written by another version)."""
+    num_seeds, fields, roles = res.get("num_seeds"), res.get("learner"), res.get("roles")
+    problem = None
+    if isinstance(num_seeds, bool) or not isinstance(num_seeds, int) or num_seeds < 1:
+        problem = f"num_seeds is {num_seeds!r}, not a positive integer"
+    elif not isinstance(fields, dict) or not isinstance(fields.get("hidden"), list):
+        problem = "learner is not a learner configuration (with a hidden list)"
+    elif not isinstance(roles, list):
+        problem = f"roles is {roles!r}, not a list"
+    else:
+        try:
+            return LearnerConfig(**{**fields, "hidden": tuple(fields["hidden"])})
+        except (TypeError, ValueError) as e:
+            problem = f"learner does not build a learner configuration ({e})"
+    raise CheckpointError(
+        f"{path}: {problem}; it was edited, damaged or written by another alem version "
+        f"(resume the run with `python -m alem.train resume={path.parent}` to rewrite it)"
+    )
 
 
 class CheckpointPolicy(Policy):

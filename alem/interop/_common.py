@@ -25,7 +25,7 @@ from alem import spaces
 from alem.core import MultiAgentEnv
 from alem.errors import DependencyNotInstalled
 
-__all__ = ["episode_keys", "require", "to_gymnasium_space", "from_gymnasium_space"]
+__all__ = ["checked_action", "episode_keys", "require", "to_gymnasium_space", "from_gymnasium_space"]
 
 _SEED_BOUND = 2**31 - 1
 
@@ -48,6 +48,25 @@ def episode_keys(seed: int) -> Iterator[jax.Array]:
 
 
 # ---------------------------------------------------------------------------- spaces
+def checked_action(space: Any, action: Any, where: str) -> np.ndarray:
+    """``action`` as an array of the gymnasium ``space``; ``ValueError`` naming ``where`` (env id and
+    agent) when it is outside it (``space.contains``: an index out of range or not an integer, a
+    vector of the wrong shape, out of bounds or not finite).
+
+    An action inside the space that the mask forbids is the env's business: it becomes the first
+    legal action and is counted illegal (:meth:`alem.MultiAgentEnv.sanitize_actions`).
+    """
+    arr = np.asarray(action)
+    if arr.shape == (1,) and len(getattr(space, "shape", ()) or ()) == 0:
+        arr = arr.reshape(())  # a one-element array for a Discrete space: accepted as its element
+    if arr.dtype.kind == "f" and getattr(space, "dtype", None) is not None and space.dtype.kind == "f":
+        arr = arr.astype(space.dtype)  # float64 vectors for a float32 Box
+    if not space.contains(arr):
+        shown = repr(action) if arr.size <= 8 else f"an array of shape {arr.shape}"
+        raise ValueError(f"{where}: action {shown} is not in the action space {space}")
+    return arr
+
+
 def to_gymnasium_space(space: spaces.Space) -> Any:
     """The ``gymnasium.spaces`` equivalent of an alem space (Discrete, MultiDiscrete, Box)."""
     from gymnasium import spaces as gs

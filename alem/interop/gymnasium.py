@@ -12,6 +12,8 @@ Conventions
   actions, ``Box`` observations of the env's dtype).
 - **Action masks** (discrete envs): ``info["action_mask"]``, ``int8 [n]``, as in
   :mod:`alem.interop.pettingzoo` (the vector env: ``[num_envs, n]``, with ``"_action_mask"``).
+- An action outside ``action_space`` (``action_space.contains`` is False) is a ``ValueError``;
+  nothing is stepped.
 - **Seeding**: ``reset(seed=s)`` calls ``super().reset(seed=s)`` (``np_random``) and starts the
   key chain at ``jax.random.key(s)``; an unseeded ``reset()`` draws the chain's seed from
   ``np_random``. Each reset and step splits the chain once
@@ -48,7 +50,15 @@ import numpy as np
 
 from alem.core import MultiAgentEnv
 from alem.errors import require_positive_int
-from alem.interop._common import Session, env_from, render_modes, require, strong_types, to_gymnasium_space
+from alem.interop._common import (
+    Session,
+    checked_action,
+    env_from,
+    render_modes,
+    require,
+    strong_types,
+    to_gymnasium_space,
+)
 
 require("gymnasium", "gymnasium>=1.0")
 
@@ -116,10 +126,11 @@ class AlemGymnasiumEnv(gymnasium.Env):
         return self._obs(), self._info()
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        action = checked_action(self.action_space, action, self.env.id)
         if self._continuous:
             actions = np.asarray(action, np.float32).reshape(self._act_shape)
         else:
-            actions = np.asarray([int(np.asarray(action).reshape(()))], np.int32)
+            actions = np.asarray([int(action)], np.int32)
         ts = self.session.step(actions)
         return (
             self._obs(),
@@ -230,6 +241,7 @@ class AlemVectorEnv(VectorEnv):
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         if self._state is None:
             raise RuntimeError(f"{self.env.id}: call reset() before step()")
+        actions = checked_action(self.action_space, actions, f"{self.env.id} (vector of {self.num_envs})")
         if self._continuous:
             acts = np.asarray(actions, np.float32).reshape(self._act_shape)
         else:

@@ -36,7 +36,9 @@ Conventions
 - **Speed**: reset and step are jitted once per alem env object (shared by every
   adapter of that object); each step is one dispatch and one device-to-host transfer.
 - Acting agents' illegal actions follow the alem env's ``illegal_action`` mode
-  (default: replaced by the first legal action; see :class:`alem.MultiAgentEnv`).
+  (default: replaced by the first legal action; see :class:`alem.MultiAgentEnv`). An action
+  outside the agent's action space (an index out of range, a float index, a vector of the
+  wrong shape, out of bounds or NaN) is a ``ValueError`` naming the agent; nothing is stepped.
 - ``state()`` is ``env.global_state`` (``state_space``); ``render()`` gives
   ``render_rgb`` (``render_mode="rgb_array"``) or ``render_text`` (``"ansi"``).
 
@@ -67,6 +69,7 @@ import numpy as np
 from alem.core import MultiAgentEnv
 from alem.interop._common import (
     Session,
+    checked_action,
     env_from,
     render_modes,
     require,
@@ -135,16 +138,24 @@ class _AlemPettingZooBase:
         return {"action_mask": self.session.ts["action_mask"][i, : self._act_n[i]].astype(np.int8)}
 
     def _joint_actions(self, given: dict[int, Any]) -> np.ndarray:
-        """The ``[N]`` (or ``[N, d]``) array for alem; agents not in ``given`` get a filler."""
+        """The ``[N]`` (or ``[N, d]``) array for alem; agents not in ``given`` get a filler.
+
+        An action outside its agent's space is a ``ValueError`` naming the agent (:func:`checked_action`).
+        """
+        given = {
+            i: checked_action(
+                self._action_spaces[self.possible_agents[i]], a, f"{self.env.id} {self.possible_agents[i]!r}"
+            )
+            for i, a in given.items()
+        }
         if self._continuous:
             out = np.zeros(self._act_shape, np.float32)
             for i, a in given.items():
-                a = np.asarray(a, np.float32).reshape(-1)
                 out[i, : a.shape[0]] = a
             return out
         out = np.argmax(self.session.ts["action_mask"], axis=1).astype(np.int32)
         for i, a in given.items():
-            out[i] = int(np.asarray(a).reshape(()))
+            out[i] = int(a)
         return out
 
     # ------------------------------------------------------------------ extras
@@ -314,4 +325,3 @@ def aec_env(
     if env.turn_based:
         return AlemAECEnv(env, params=params, render_mode=render_mode)
     return parallel_to_aec(AlemParallelEnv(env, params=params, render_mode=render_mode))
-

@@ -165,3 +165,24 @@ def test_vector_env_continuous_actions(alem_env):
     assert obs.shape == (2, 3) and r.dtype == np.float32 and info == {}
     with pytest.raises(ValueError, match="has 2 agents"):
         make_vector_env("prisoners_dilemma-v0", num_envs=2)
+
+
+@pytest.mark.parametrize("action", [2, -1, 1.0, np.array([0, 1]), "1"])
+def test_an_action_outside_the_space_is_refused_by_name(action, alem_env):
+    """It used to be cast and stepped: 2 for cartpole's Discrete(2) became an illegal move played as 0."""
+    env = make_env(alem_env("gymnax/cartpole-v1"))
+    env.reset(seed=0)
+    with pytest.raises(
+        ValueError, match=r"gymnax/cartpole-v1: action .* is not in the action space Discrete\(2\)"
+    ):
+        env.step(action)
+    env.step(np.int64(1))  # a NumPy integer inside the space is fine
+    vec = make_vector_env(alem_env("gymnax/cartpole-v1"), num_envs=2)
+    vec.reset(seed=0)
+    with pytest.raises(ValueError, match=r"vector of 2\): action .* is not in the action space"):
+        vec.step(np.array([0, 2]))
+    pendulum = make_env(alem_env("gymnax/pendulum-v1"))
+    pendulum.reset(seed=0)
+    for bad in (np.array([np.nan]), np.array([5.0]), np.array([0.0, 0.0])):
+        with pytest.raises(ValueError, match="gymnax/pendulum-v1: action"):
+            pendulum.step(bad)

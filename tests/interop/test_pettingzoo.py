@@ -265,3 +265,21 @@ def test_play_reads_dict_observation_masks():
     returns = play(tictactoe_v3.env(), ["random", "random"], episodes=30, seed=0)
     assert set(returns) == {"player_1", "player_2"}
     assert returns["player_1"] + returns["player_2"] == pytest.approx(0.0)
+
+
+def test_an_action_outside_the_space_is_refused_naming_the_agent(alem_env):
+    """They used to be cast and stepped: 9 in tic-tac-toe became the first legal move, 1.5 became 1."""
+    aec = aec_env(alem_env("tic_tac_toe-v0"))
+    aec.reset(seed=0)
+    for bad in (9, -1, 1.5, np.array([1, 2])):
+        with pytest.raises(ValueError, match=r"tic_tac_toe-v0 'player_0': action .* not in the action space"):
+            aec.step(bad)
+    aec.step(4)  # inside the space: played
+    assert aec.agent_selection == "player_1"
+    pz = parallel_env(alem_env("mpe/simple_speaker_listener-v0", continuous_actions=True))
+    pz.reset(seed=0)
+    good = {a: pz.action_space(a).low.copy() for a in pz.agents}
+    for bad in (np.full(3, np.nan), np.full(3, 2.0), np.zeros(4)):
+        with pytest.raises(ValueError, match=r"'speaker_0': action .* not in the action space Box"):
+            pz.step({**good, "speaker_0": bad})
+    pz.step(good)
