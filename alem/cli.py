@@ -52,11 +52,9 @@ def env_shorthand(argv: list[str]) -> list[str]:
 
 
 def default_run_dir(output_dir: Any = None, resume: Any = None) -> str:
-    """Hydra's run dir: the run's own directory when one is named (``output_dir``, or the run
-    that ``resume`` continues), so Hydra makes no second one (it writes nothing into it: the
-    configs set ``hydra.output_subdir: null`` and log to stdout); else
-    ``outputs/<date>/<time>.<microseconds>-<pid>``, unique for runs started in the same second
-    (the directory's claim is exclusive besides, :func:`alem.rundir.claim`)."""
+    """A run's directory: the one named (``output_dir``, or the run that ``resume`` continues);
+    else ``outputs/<date>/<time>.<microseconds>-<pid>``, unique for runs started in the same
+    second (the directory's claim is exclusive besides, :func:`alem.rundir.claim`)."""
     if output_dir or resume:
         return str(output_dir or resume)
     now = datetime.datetime.now()
@@ -68,13 +66,10 @@ def hydra_app(prog: str, config_name: str, body: Callable[[Any], None]) -> Calla
 
     The shorthand ``env=<registered id>`` works, and an :class:`AlemError` (bad value, occupied
     run dir, dead endpoint, ...) ends the program with ``<prog>: error: <message>`` and exit 1
-    instead of a traceback.
+    instead of a traceback. Ctrl-C ends it with one line saying what was kept and how to
+    continue (exit 130).
     """
     import hydra
-    from omegaconf import OmegaConf
-
-    # configs/*.yaml: hydra.run.dir: ${alem_run_dir:${output_dir},${resume}}
-    OmegaConf.register_new_resolver("alem_run_dir", default_run_dir, replace=True)
 
     def _app(cfg: Any) -> None:
         for name in _QUIET_LOGGERS:
@@ -84,6 +79,9 @@ def hydra_app(prog: str, config_name: str, body: Callable[[Any], None]) -> Calla
         except AlemError as e:
             print(f"{prog}: error: {e}", file=sys.stderr, flush=True)
             sys.exit(1)
+        except KeyboardInterrupt:
+            print(f"{prog}: interrupted; {_kept(prog, cfg)}", file=sys.stderr, flush=True)
+            sys.exit(130)  # the shell's code for a SIGINT
 
     # Hydra names the job (and its log file, ``<job>.log``) after the task function's module.
     _app.__module__ = prog
@@ -95,6 +93,19 @@ def hydra_app(prog: str, config_name: str, body: Callable[[Any], None]) -> Calla
 
     main.__doc__ = f"Entry point of ``python -m {prog}`` (Hydra app ``configs/{config_name}.yaml``)."
     return main
+
+
+def _kept(prog: str, cfg: Any) -> str:
+    """What an interrupted run leaves: its directory and how to continue it, or that it wrote nothing."""
+    from alem.rundir import CLAIM_MARKER
+
+    try:
+        run_dir = Path(cfg.get("resume") or cfg.get("output_dir") or hydra_run_dir()).resolve()
+    except Exception:  # no Hydra config: the body was called directly
+        return "see the run directory"
+    if not (run_dir / CLAIM_MARKER).exists() and not (run_dir / "config.yaml").exists():
+        return "nothing was written"
+    return f"what is in {run_dir} is kept; continue with `python -m {prog} resume={run_dir}`"
 
 
 def make_env(env_cfg: Mapping[str, Any]) -> Any:
@@ -150,11 +161,23 @@ def override_key(override: str) -> str | None:
     return None if key.startswith("hydra.") or key == "hydra" else key
 
 
-def hydra_run_dir() -> str:
-    """The running Hydra app's output directory (``outputs/<date>/<time>`` by default)."""
-    from hydra.core.hydra_config import HydraConfig
+#: This process's default run dir, fixed at its first use (the run and its Ctrl-C message agree).
+_DEFAULT_RUN_DIR: list[str] = []
 
-    return HydraConfig.get().runtime.output_dir
+
+def hydra_run_dir() -> str:
+    """Where a run started without ``output_dir`` writes: a multirun job's directory (Hydra's),
+    ``hydra.run.dir`` where the command line sets it, else :func:`default_run_dir` (the configs
+    keep Hydra's own run dir at ``.``, so Hydra creates no directory before alem's checks)."""
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    hc = HydraConfig.get()
+    if hc.mode == RunMode.MULTIRUN or Path(hc.runtime.output_dir).resolve() != Path.cwd().resolve():
+        return hc.runtime.output_dir
+    if not _DEFAULT_RUN_DIR:
+        _DEFAULT_RUN_DIR.append(default_run_dir())
+    return _DEFAULT_RUN_DIR[0]
 
 
 def hydra_overrides() -> list[str]:

@@ -91,18 +91,22 @@ def claim(run_dir: str | Path, *, cli: str) -> Path:
         advice=f"Continue that run with `python -m {cli} resume={path}` or pick a new output_dir",
     )
     created = not path.exists()
-    path.mkdir(parents=True, exist_ok=True)
     # The check above and this exclusive create are not one step: of two runs started at once
     # into one directory, both may pass the check, but only one creates the marker.
     try:
+        path.mkdir(parents=True, exist_ok=True)
         fd = os.open(path / CLAIM_MARKER, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        with os.fdopen(fd, "w") as f:
+            f.write(json.dumps({"cli": cli, "pid": os.getpid(), "created": created}) + "\n")
     except FileExistsError:
         raise RunDirError(
             f"output_dir={path} was claimed by another run started at the same moment; "
             "a run directory belongs to the run that made it. Pick another output_dir"
         ) from None
-    with os.fdopen(fd, "w") as f:
-        f.write(json.dumps({"cli": cli, "pid": os.getpid(), "created": created}) + "\n")
+    except OSError as e:  # read-only, not a directory on the way, no space, a file size limit
+        raise RunDirError(
+            f"output_dir={path} cannot be written ({e.strerror or e}); pick another output_dir"
+        ) from None
     return path
 
 

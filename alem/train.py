@@ -191,7 +191,54 @@ def plan(cfg: DictConfig, env: alem.MultiAgentEnv) -> Plan:
     if cfg.get("logger", "none") not in LOGGERS:
         raise ConfigError(f"logger must be one of {list(LOGGERS)}, got {cfg.get('logger')!r}")
     require_positive_int(cfg.get("stop_after_chunks"), "stop_after_chunks", error=ConfigError, allow_none=True)
-    return _plan_random(cfg, env) if algo_name == "random" else _plan_ppo(cfg, env)
+    p = _plan_random(cfg, env) if algo_name == "random" else _plan_ppo(cfg, env)
+    _check_memory(p, env)
+    return p
+
+
+def _check_memory(p: Plan, env: alem.MultiAgentEnv) -> None:
+    """Refuse sizes whose learner state (plus, for PPO, one rollout's observations) alone exceed
+    the memory of the devices: XLA would abort (or the OOM killer strike) after the run dir is
+    written. A lower bound from shapes only (``jax.eval_shape``; nothing is allocated or compiled)."""
+    available = _memory_bytes(1 if p.mesh is None else p.mesh.size)
+    if available is None:
+        return
+    s = p.schedule
+    state = jax.eval_shape(lambda: jax.vmap(p.learner.init)(seed_keys(s.seed, s.num_seeds)))
+    need = sum(_nbytes(x) for x in jax.tree.leaves(state))
+    if p.lcfg is not None:
+        _, ts = jax.eval_shape(env.reset, jax.random.key(0), env.default_params)
+        need += s.num_seeds * p.lcfg.num_steps * p.lcfg.num_envs * _nbytes(ts.obs)
+    if need > available:
+        raise ConfigError(
+            f"these sizes need at least {need / 2**30:,.1f} GiB (the learner state of algo.num_envs="
+            f"{p.learner.num_envs if p.lcfg is None else p.lcfg.num_envs} envs x num_seeds={s.num_seeds}"
+            f"{'' if p.lcfg is None else ' and one rollout of observations'}), more than the "
+            f"{available / 2**30:,.1f} GiB of {jax.default_backend()} memory here; lower algo.num_envs, "
+            "algo.num_steps or num_seeds"
+        )
+
+
+def _nbytes(x: Any) -> int:
+    if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):
+        return math.prod(x.shape) * 8  # threefry keys: two uint32
+    return math.prod(x.shape) * np.dtype(x.dtype).itemsize
+
+
+def _memory_bytes(num_devices: int) -> int | None:
+    """Memory of the devices a run uses (host RAM on CPU); None where it cannot be read."""
+    import os
+
+    dev = jax.devices()[0]
+    stats = dev.memory_stats() if hasattr(dev, "memory_stats") else None
+    if stats and stats.get("bytes_limit"):
+        return int(stats["bytes_limit"]) * num_devices
+    if dev.platform == "cpu":
+        try:
+            return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (ValueError, OSError, AttributeError):
+            return None
+    return None
 
 
 def _header(env: alem.MultiAgentEnv, p: Plan) -> str:

@@ -15,8 +15,14 @@ with an unwritable directory hung five minutes at exit.
 
 from __future__ import annotations
 
+import contextlib
+import io
+import logging
 import re
 import shutil
+import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +40,34 @@ def _checkpointer() -> Any:
     import orbax.checkpoint as ocp
 
     return ocp.Checkpointer(ocp.StandardCheckpointHandler())
+
+
+@contextlib.contextmanager
+def _failure_noise_dropped(settle_s: float = 1.0) -> Iterator[None]:
+    """Hold what orbax prints to stderr during a save (and its log lines below CRITICAL); print
+    the held text after a success, drop it after a failure.
+
+    A failed write (full disk, ``ulimit -f``, a read-only directory) makes orbax log the error
+    with a traceback per array (absl, to stdout), and its writer threads then print dozens of
+    "Event loop is closed" tracebacks to stderr as their callbacks find the save's event loop
+    gone. The caller reports the failure as one line; the threads get ``settle_s`` to finish.
+    """
+    absl = logging.getLogger("absl")
+    level, stderr = absl.level, sys.stderr
+    held = io.StringIO()
+    absl.setLevel(logging.CRITICAL)
+    sys.stderr = held
+    failed = True
+    try:
+        yield
+        failed = False
+    finally:
+        if failed:
+            time.sleep(settle_s)
+        sys.stderr = stderr
+        absl.setLevel(level)
+        if not failed and held.getvalue():
+            stderr.write(held.getvalue())
 
 
 def _is_key(x: Any) -> bool:
@@ -61,7 +95,8 @@ def save(run_dir: str | Path, chunk: int, tree: Any, keep: int = 2) -> Path:
         root.mkdir(parents=True, exist_ok=True)
         if path.exists():
             shutil.rmtree(path)
-        ckpt.save(path.resolve(), args=ocp.args.StandardSave(_to_raw(tree)))
+        with _failure_noise_dropped():
+            ckpt.save(path.resolve(), args=ocp.args.StandardSave(_to_raw(tree)))
     except Exception as e:  # OSError, or orbax wrapping one
         raise CheckpointError(
             f"checkpoint {path} could not be written ({type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''})"

@@ -281,8 +281,16 @@ def test_one_line_errors_for_bad_llm_settings(ttt):
 
 
 # ---------------------------------------------------------------------------- killed runs
-def _run_cli(module: str, args: list[str], cwd: Path, kill_after: float | None = None):
-    """Run ``python -m <module> args``; SIGKILL it ``kill_after`` s after its first chunk/episode line."""
+def _run_cli(
+    module: str,
+    args: list[str],
+    cwd: Path,
+    kill_after: float | None = None,
+    sig: int = signal.SIGKILL,
+    limit_file_bytes: int | None = None,
+):
+    """Run ``python -m <module> args``; send ``sig`` ``kill_after`` s after its first chunk/episode
+    line. ``limit_file_bytes``: the child's file size limit (``ulimit -f``). Returns ``(rc, output)``."""
     env = {
         **os.environ,
         "WANDB_MODE": "disabled",
@@ -293,6 +301,12 @@ def _run_cli(module: str, args: list[str], cwd: Path, kill_after: float | None =
         # the suite's persistent compilation cache (ALEM_JAX_CACHE): killed and resumed runs compile once
         env["JAX_COMPILATION_CACHE_DIR"] = str(jax.config.jax_compilation_cache_dir)
         env["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0.2"
+
+    def limit() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit_file_bytes, limit_file_bytes))
+
     proc = subprocess.Popen(
         [sys.executable, "-m", module, *args],
         cwd=cwd,
@@ -300,6 +314,7 @@ def _run_cli(module: str, args: list[str], cwd: Path, kill_after: float | None =
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        preexec_fn=limit if limit_file_bytes else None,
     )
     if kill_after is None:
         out, _ = proc.communicate(timeout=300)
@@ -310,9 +325,9 @@ def _run_cli(module: str, args: list[str], cwd: Path, kill_after: float | None =
         if "chunk 1/" in line or "episodes " in line.lstrip()[:9]:
             break
     time.sleep(kill_after)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=60)
-    return proc.returncode, "".join(lines)
+    proc.send_signal(sig)
+    rest, _ = proc.communicate(timeout=120)
+    return proc.returncode, "".join(lines) + rest
 
 
 TRAIN = [
@@ -362,6 +377,108 @@ def test_train_killed_at_a_random_moment_resumes_exactly(train_reference, tmp_pa
         tmp_path, train_reference, kill_after=random.Random(0).uniform(0.0, 1.5), tear=True
     )
     fault_report(killed=int(killed))
+
+
+def test_a_checkpoint_that_cannot_be_written_stops_at_once_and_the_run_resumes(
+    train_reference, tmp_path, fault_report
+):
+    """A write failure inside a save (here a file size limit, ``ulimit -f``, below a checkpoint
+    file's size) used to leave orbax threads waiting 300 s for signals, after a traceback."""
+    run_dir = tmp_path / "run"
+    t0 = time.perf_counter()
+    rc, out = _run_cli("alem.train", [*TRAIN, f"output_dir={run_dir}"], tmp_path, limit_file_bytes=6000)
+    assert time.perf_counter() - t0 < 90, out
+    last = out.strip().splitlines()[-1]
+    assert rc == 1 and "Traceback" not in out, out
+    assert last.startswith("alem.train: error: checkpoint ") and "could not be written" in last, out
+    assert "File too large" in last and f"resume={run_dir}" in last, out
+    rc, out = _run_cli("alem.train", [f"resume={run_dir}"], tmp_path)
+    assert rc == 0, out
+    assert _metric_rows(run_dir) == _metric_rows(train_reference)
+    fault_report(faults=1)
+
+
+def test_ctrl_c_is_one_line_and_the_run_resumes_exactly(train_reference, tmp_path, fault_report):
+    run_dir = tmp_path / "run"
+    rc, out = _run_cli(
+        "alem.train", [*TRAIN, f"output_dir={run_dir}"], tmp_path, kill_after=0.3, sig=signal.SIGINT
+    )
+    if rc == 0:  # finished before the signal: nothing to resume
+        assert _metric_rows(run_dir) == _metric_rows(train_reference)
+        return
+    assert rc == 130 and "Traceback" not in out, out
+    assert out.strip().splitlines()[-1] == (
+        f"alem.train: interrupted; what is in {run_dir} is kept; continue with "
+        f"`python -m alem.train resume={run_dir}`"
+    ), out
+    rc, out = _run_cli("alem.train", [f"resume={run_dir}"], tmp_path)
+    assert rc == 0, out
+    a, b = _metric_rows(train_reference), _metric_rows(run_dir)
+    assert [r[:2] for r in a] == [r[:2] for r in b]
+    np.testing.assert_allclose(
+        np.array([r[2:] for r in a], float), np.array([r[2:] for r in b], float), rtol=1e-5
+    )
+    fault_report(killed=1)
+
+
+def test_both_checkpoints_truncated_is_one_line(train_reference, tmp_path, fault_report):
+    """It printed 108 "Event loop is closed" traces before the error."""
+    import shutil
+
+    run_dir = tmp_path / "run"
+    shutil.copytree(train_reference, run_dir)
+    (run_dir / "results.json").unlink()  # an unfinished run, so the resume restores
+    truncated = 0
+    for f in (run_dir / "checkpoints").rglob("*"):
+        if f.is_file():
+            f.write_bytes(f.read_bytes()[: f.stat().st_size // 2])
+            truncated += 1
+    rc, out = _run_cli("alem.train", [f"resume={run_dir}"], tmp_path)
+    assert rc == 1 and "Traceback" not in out and "Event loop" not in out, out
+    assert out.strip().splitlines()[-1].startswith("alem.train: error: resume=")
+    assert "no checkpoint could be restored; tried 2" in out
+    assert len([line for line in out.splitlines() if line.strip()]) <= 6, (
+        out
+    )  # the header, 2 warnings, the error
+    fault_report(faults=truncated)
+
+
+def test_unwritable_output_dir_and_impossible_sizes_are_one_line_errors_before_any_write(
+    tmp_path, fault_report
+):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("mine")
+    rc, out = _run_cli("alem.train", [*TRAIN, f"output_dir={blocker / 'run'}"], tmp_path)
+    assert rc == 1 and "Traceback" not in out, out
+    assert (
+        out.strip().splitlines()[-1].startswith(f"alem.train: error: output_dir={blocker / 'run'} cannot be")
+    ), out
+    assert blocker.read_text() == "mine"
+    run_dir = tmp_path / "huge"
+    rc, out = _run_cli("alem.train", [*TRAIN, "algo.num_envs=2000000000", "algo.total_steps=16000000000",
+                                       f"output_dir={run_dir}"], tmp_path)  # fmt: skip
+    assert rc == 1 and "Traceback" not in out and "GiB" in out.strip().splitlines()[-1], out
+    assert not run_dir.exists() or not any(run_dir.iterdir())  # nothing written
+    fault_report(faults=2)
+
+
+def test_a_results_json_without_num_seeds_is_one_line(train_reference, tmp_path, fault_report):
+    import shutil
+
+    run_dir = tmp_path / "trained"
+    shutil.copytree(train_reference, run_dir)
+    res = json.loads((run_dir / "results.json").read_text())
+    del res["num_seeds"]
+    (run_dir / "results.json").write_text(json.dumps(res))
+    rc, out = _run_cli(
+        "alem.evaluate",
+        ["env.id=coordination-v0", f"players=[checkpoint:{run_dir},random]", "episodes=2", "num_envs=2",
+         f"output_dir={tmp_path / 'eval'}"],
+        tmp_path,
+    )  # fmt: skip
+    assert rc == 1 and "Traceback" not in out, out
+    assert "num_seeds is None, not a positive integer" in out.strip().splitlines()[-1], out
+    fault_report(faults=1)
 
 
 EVAL = [

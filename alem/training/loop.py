@@ -264,7 +264,14 @@ def train(
         for sink in sinks:
             sink.chunk(stats)
         if checkpointed:
-            checkpoint.save(checkpoint_dir, i + 1, state)
+            try:
+                checkpoint.save(checkpoint_dir, i + 1, state)
+            except CheckpointError as e:
+                kept = f"the checkpoint of chunk {i} is kept" if i > 0 else "there is no checkpoint yet"
+                raise CheckpointError(
+                    f"{e}; the run stops here ({kept}; a resume recomputes what follows it): continue "
+                    f"with `python -m alem.train resume={checkpoint_dir}` once the directory can be written"
+                ) from None
         if stop_after_chunks is not None and i + 1 >= stop_after_chunks and i + 1 < schedule.num_chunks:
             raise TrainingInterrupted(
                 f"stopped after chunk {i + 1}/{schedule.num_chunks} (stop_after_chunks={stop_after_chunks}); "
