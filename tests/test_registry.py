@@ -87,12 +87,13 @@ def test_every_registered_id_is_in_the_readme():
         for env_id, spec in alem.registry().items()
         if isinstance(spec.entry_point, str)
         and spec.entry_point.startswith("alem.")  # not the ids other tests register
-        and f"`{env_id}`" not in readme and f"`{env_id.removeprefix('iterated_')}`" not in readme
+        and f"`{env_id}`" not in readme
+        and f"`{env_id.removeprefix('iterated_')}`" not in readme
     ]
     assert not missing, f"registered ids missing from README.md: {missing}"
 
 
-def test_keywords_the_constructor_would_coerce_or_cannot_build_are_refused():
+def test_keywords_the_constructor_would_coerce_or_cannot_build_are_refused(fault_report):
     """num_agents=2.5 used to build 2 agents; 10**30 raised OverflowError from deep inside."""
     with pytest.raises(alem.EnvArgumentError, match=r"num_agents must be an integer, got 2\.5"):
         alem.make("mpe/simple_spread-v0", num_agents=2.5)
@@ -101,3 +102,4 @@ def test_keywords_the_constructor_would_coerce_or_cannot_build_are_refused():
     with pytest.raises(alem.EnvArgumentError, match="too large to build"):
         alem.make("mpe/simple_spread-v0", num_agents=10**30)
     assert alem.make("mpe/simple_spread-v0", num_agents=np.int64(2)).num_agents == 2
+    fault_report(faults=1)

@@ -22,7 +22,7 @@ def test_a_claimed_directory_is_refused_to_the_next_run(tmp_path):
         claim(tmp_path / "r", cli="alem.train")
 
 
-def test_of_two_runs_that_pass_the_check_together_only_one_claims(tmp_path, monkeypatch):
+def test_of_two_runs_that_pass_the_check_together_only_one_claims(tmp_path, monkeypatch, fault_report):
     """Both runs saw an empty directory (the check and the create are two steps); the exclusive
     create decides: the second is refused and the first's marker is untouched."""
     claim(tmp_path / "r", cli="alem.train")
@@ -31,6 +31,7 @@ def test_of_two_runs_that_pass_the_check_together_only_one_claims(tmp_path, monk
     with pytest.raises(RunDirError, match="claimed by another run started at the same moment"):
         claim(tmp_path / "r", cli="alem.evaluate")
     assert (tmp_path / "r" / CLAIM_MARKER).read_bytes() == before
+    fault_report(faults=1)
 
 
 def test_a_released_claim_leaves_nothing_and_another_process_claim_is_kept(tmp_path):
@@ -57,7 +58,7 @@ def test_default_run_dirs_differ_within_one_second_and_a_named_dir_is_used_as_it
     assert default_run_dir(None, "runs/old") == "runs/old"  # a resume: Hydra's dir is the run's
 
 
-def test_a_jsonl_line_that_is_valid_json_but_not_an_object_is_damage(tmp_path):
+def test_a_jsonl_line_that_is_valid_json_but_not_an_object_is_damage(tmp_path, fault_report):
     """`[1, 2]` or `3` in the middle of a run file used to reach the readers as a record and end
     in a traceback (``'list' object has no attribute 'get'``)."""
     from alem.rundir import CorruptFileError, read_jsonl
@@ -69,3 +70,4 @@ def test_a_jsonl_line_that_is_valid_json_but_not_an_object_is_damage(tmp_path):
     seen = []
     assert list(read_jsonl(path, on_corrupt=lambda k, text: seen.append(k))) == [{"a": 1}, {"b": 2}]
     assert seen == [2]
+    fault_report(faults=1)

@@ -206,7 +206,7 @@ def test_wandb_logs_each_chunk_and_finishes(tmp_path, monkeypatch):
     assert res["episodes"] == 384 and len(res["episode_return_mean"]) == 4
 
 
-def test_a_wandb_that_cannot_start_leaves_the_run_dir_unwritten(tmp_path, monkeypatch):
+def test_a_wandb_that_cannot_start_leaves_the_run_dir_unwritten(tmp_path, monkeypatch, fault_report):
     def init(**kwargs):
         raise RuntimeError("not logged in")
 
@@ -218,6 +218,7 @@ def test_a_wandb_that_cannot_start_leaves_the_run_dir_unwritten(tmp_path, monkey
     assert run(
         _cfg("algo=random", "algo.num_envs=4", "algo.num_steps=2", "algo.total_steps=8"), tmp_path / "run"
     ).exists()
+    fault_report(faults=1)
 
 
 # ---------------------------------------------------------------------------- PPO-core learners
@@ -332,7 +333,7 @@ def test_resume_extends_total_steps_and_keeps_the_run_before_it(ppo_run, tmp_pat
 
 
 @pytest.mark.integration  # three CLI processes
-def test_an_interrupted_extension_resumes_to_its_end_through_the_cli(ppo_run, tmp_path):
+def test_an_interrupted_extension_resumes_to_its_end_through_the_cli(ppo_run, tmp_path, fault_report):
     """An extension rewrites config.yaml before it trains; killed (here: stopped) after one of
     its two chunks, ``resume=R`` must finish it, not call the run finished because the shorter
     run's results.json is still there."""
@@ -352,10 +353,11 @@ def test_an_interrupted_extension_resumes_to_its_end_through_the_cli(ppo_run, tm
     assert [r["chunk"] for r in _rows(run_dir)][::2] == [0, 1, 2, 3, 4]
     again = _cli([f"resume={run_dir}", hydra], cwd=tmp_path)  # now it is finished
     assert again.returncode == 0 and "already finished; nothing to do" in again.stdout
+    fault_report(faults=1)
 
 
 @pytest.mark.integration  # two CLI processes
-def test_a_cli_run_owns_one_directory_and_a_refused_one_changes_nothing(ppo_run, tmp_path):
+def test_a_cli_run_owns_one_directory_and_a_refused_one_changes_nothing(ppo_run, tmp_path, fault_report):
     """With output_dir=R, Hydra makes no second directory (./outputs/...), writes no .hydra/ (a
     copy of the command line) and no log into R; a second run refused at R leaves R as it was."""
     run_dir, _ = ppo_run
@@ -380,10 +382,11 @@ def test_a_cli_run_owns_one_directory_and_a_refused_one_changes_nothing(ppo_run,
     refused = _cli([*tiny, f"output_dir={run_dir}"], cwd=tmp_path)
     assert refused.returncode == 1 and "already holds a run" in refused.stderr
     assert _snapshot(run_dir) == before
+    fault_report(faults=1)
 
 
 @pytest.mark.integration  # a CLI process
-def test_a_saved_config_with_an_env_interpolation_is_refused_not_resolved(ppo_run, tmp_path):
+def test_a_saved_config_with_an_env_interpolation_is_refused_not_resolved(ppo_run, tmp_path, fault_report):
     """config.yaml is data: an ${oc.env:...} in it must not pull this machine's secret into the
     run (it used to be resolved on resume and written back into config.yaml and results.json)."""
     import shutil
@@ -406,6 +409,7 @@ def test_a_saved_config_with_an_env_interpolation_is_refused_not_resolved(ppo_ru
     assert proc.returncode == 1 and "holds an interpolation at wandb.project" in proc.stderr
     assert "hunter2" not in proc.stdout + proc.stderr and "Traceback" not in proc.stderr
     assert _snapshot(run_dir) == before
+    fault_report(faults=1)
 
 
 def test_new_runs_never_write_into_a_directory_that_holds_anything(ppo_run, tmp_path):

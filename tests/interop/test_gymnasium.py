@@ -168,7 +168,7 @@ def test_vector_env_continuous_actions(alem_env):
 
 
 @pytest.mark.parametrize("action", [2, -1, 1.0, np.array([0, 1]), "1"])
-def test_an_action_outside_the_space_is_refused_by_name(action, alem_env):
+def test_an_action_outside_the_space_is_refused_by_name(action, alem_env, fault_report):
     """It used to be cast and stepped: 2 for cartpole's Discrete(2) became an illegal move played as 0."""
     env = make_env(alem_env("gymnax/cartpole-v1"))
     env.reset(seed=0)
@@ -186,3 +186,4 @@ def test_an_action_outside_the_space_is_refused_by_name(action, alem_env):
     for bad in (np.array([np.nan]), np.array([5.0]), np.array([0.0, 0.0])):
         with pytest.raises(ValueError, match="gymnax/pendulum-v1: action"):
             pendulum.step(bad)
+    fault_report(faults=1)

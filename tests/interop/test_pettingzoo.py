@@ -267,7 +267,7 @@ def test_play_reads_dict_observation_masks():
     assert returns["player_1"] + returns["player_2"] == pytest.approx(0.0)
 
 
-def test_an_action_outside_the_space_is_refused_naming_the_agent(alem_env):
+def test_an_action_outside_the_space_is_refused_naming_the_agent(alem_env, fault_report):
     """They used to be cast and stepped: 9 in tic-tac-toe became the first legal move, 1.5 became 1."""
     aec = aec_env(alem_env("tic_tac_toe-v0"))
     aec.reset(seed=0)
@@ -283,3 +283,4 @@ def test_an_action_outside_the_space_is_refused_naming_the_agent(alem_env):
         with pytest.raises(ValueError, match=r"'speaker_0': action .* not in the action space Box"):
             pz.step({**good, "speaker_0": bad})
     pz.step(good)
+    fault_report(faults=1)

@@ -130,13 +130,14 @@ def test_api_key_is_sent_from_the_environment(monkeypatch):
 
 
 @pytest.mark.parametrize("text", [b"notes\nno newline at the end", b'{"a": 1}\n{"b": 2}\n'])
-def test_a_file_that_is_not_a_cache_is_refused_and_left_as_it_is(tmp_path, text):
+def test_a_file_that_is_not_a_cache_is_refused_and_left_as_it_is(tmp_path, text, fault_report):
     path = tmp_path / "f.jsonl"
     path.write_bytes(text)
     for mode in RequestCache.MODES:
         with pytest.raises(BackendConfigError, match="is not a request cache"):
             RequestCache(path, mode=mode)
     assert path.read_bytes() == text
+    fault_report(faults=1)
 
 
 def test_cache_records_then_replays_offline(server, tmp_path):
@@ -167,7 +168,9 @@ def test_redact_url_hides_passwords_and_key_like_query_values():
 
     assert redact_url("http://alice:pw@host:8000/v1") == "http://alice:***@host:8000/v1"
     assert redact_url("https://tok@host/v1") == "https://***@host/v1"
-    assert redact_url("https://h/v1?api_key=k1&api-version=2024") == "https://h/v1?api_key=***&api-version=2024"
+    assert (
+        redact_url("https://h/v1?api_key=k1&api-version=2024") == "https://h/v1?api_key=***&api-version=2024"
+    )
     assert redact_url("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"
 
 

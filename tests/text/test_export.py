@@ -174,7 +174,7 @@ def test_cli_writes_the_export(tmp_path, capsys):
     assert stats["players"] == ["minimax", "random"] and stats["mean_returns"][0] >= 0
 
 
-def test_fallback_moves_are_marked_and_left_out_of_the_export_by_default(tmp_path):
+def test_fallback_moves_are_marked_and_left_out_of_the_export_by_default(tmp_path, fault_report):
     """An LLM that never answers legally: every move of its seat is the random fallback's. Those
     lines used to be exported as ``status: ok, invalid: false`` with a made-up reply, so a
     fine-tune on the file would learn random moves."""
@@ -201,9 +201,10 @@ def test_fallback_moves_are_marked_and_left_out_of_the_export_by_default(tmp_pat
     for x in llm_lines:
         assert x["invalid"] is True and x["fallback"] == "random" and x["status"] == "unparseable"
         assert x["model_reply"] == "no idea, sorry"
+    fault_report(faults=1)
 
 
-def test_a_failed_export_leaves_no_file_and_a_tournament_gets_the_right_hint(tmp_path):
+def test_a_failed_export_leaves_no_file_and_a_tournament_gets_the_right_hint(tmp_path, fault_report):
     env = alem.make("kuhn_poker-v0")
     run_dir = tmp_path / "run"
     config = {
@@ -235,3 +236,4 @@ def test_a_failed_export_leaves_no_file_and_a_tournament_gets_the_right_hint(tmp
     with pytest.raises(AlemError, match="tournament; export one pairing") as e:
         export_run(tour, out)
     assert "resume=" not in str(e.value)
+    fault_report(faults=1)
