@@ -47,82 +47,42 @@ Card
   told it), move names with variants (``"play 2"``, ``"discard the first card"``,
   ``"hint red to player 1"``, ``"tell player 1 about their 3s"``) and a parser.
 - **Version**: v0.
+
+This module holds the rules and the observation encoding; the text hooks, the picture and the
+rule-based partner are its neighbours in the package.
 """
 
 from __future__ import annotations
 
-import re
 from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from alem import spaces, struct
-from alem.core import EnvParams, MultiAgentEnv, TimeStep
+from alem import spaces
+from alem.core import MultiAgentEnv, TimeStep
+from alem.envs.games.hanabi.text import HanabiText
+from alem.envs.games.hanabi.types import (
+    _ENCODED_KIND,
+    _NO_MOVE,
+    COLOUR,
+    COLOUR_NAMES,
+    DISCARD,
+    OBSERVATION_TYPES,
+    PLAY,
+    RANK,
+    HanabiParams,
+    HanabiState,
+    _check_int,
+)
+from alem.envs.games.hanabi.viewer import HanabiViewer
 from alem.errors import EnvArgumentError
-from alem.policies import Policy, Turn
-from alem.text_hooks import TextHooks, words
 
-__all__ = [
-    "HanabiState",
-    "HanabiParams",
-    "Hanabi",
-    "RulePlayer",
-    "rule_actions",
-    "COLOUR_NAMES",
-    "OBSERVATION_TYPES",
-]
-
-COLOUR_NAMES = ("red", "yellow", "green", "white", "blue")
-OBSERVATION_TYPES = ("minimal", "card_knowledge", "seer")
-# Move kinds in HLE's move-uid order; _ENCODED_KIND is their index in the observation's
-# last-move section (play, discard, reveal colour, reveal rank).
-DISCARD, PLAY, COLOUR, RANK = 0, 1, 2, 3
-_ENCODED_KIND = np.array([1, 0, 2, 3], np.int32)
-#: Action passed to ``step_env`` in place of an illegal move under ``illegal_action="lose"``.
-_NO_MOVE = -1
-_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
-_NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight")
-_RANK_PLURALS = ("ones", "twos", "threes", "fours", "fives")
-_HINT_VERBS = ("hint", "tell", "reveal", "clue", "give", "inform", "show")
+__all__ = ["Hanabi"]
 
 
-@struct.dataclass
-class HanabiState:
-    deck: jax.Array  # int32 [D]: card ids in deal order
-    drawn: jax.Array  # int32 []: cards dealt so far (deck[drawn] is next)
-    hands: jax.Array  # int32 [P, H]: card ids from slot 0, -1 for an empty slot
-    colour_plausible: jax.Array  # bool [P, H, C]: colours the hints leave possible
-    rank_plausible: jax.Array  # bool [P, H, R]
-    colour_hinted: jax.Array  # int32 [P, H]: the hinted colour, -1 if none
-    rank_hinted: jax.Array  # int32 [P, H]
-    fireworks: jax.Array  # int32 [C]: cards played per colour
-    info_tokens: jax.Array  # int32 []
-    life_tokens: jax.Array  # int32 []
-    discards: jax.Array  # int32 [C * R]: discarded (or misplayed) cards per id
-    turns_left: jax.Array  # int32 []: HLE's turns_to_play (counts down once the deck is empty)
-    player: jax.Array  # int32 []: player to move
-    last_player: jax.Array  # int32 []: who made the last move, -1 before any
-    last_move: jax.Array  # int32 []: that move's action id
-    last_reveal: jax.Array  # bool [H]: cards a last hint touched
-    last_card: jax.Array  # int32 []: card played or discarded by the last move, -1 otherwise
-    last_scored: jax.Array  # bool []: the last move was a successful play
-    last_token: jax.Array  # bool []: the last play completed a firework and returned a token
-
-
-@struct.dataclass
-class HanabiParams(EnvParams):
-    """Hanabi has no dynamic parameters (every option changes shapes: they are static)."""
-
-
-def _check_int(name: str, value, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or not low <= int(value) <= high:
-        raise EnvArgumentError(f"Hanabi: {name} must be an integer in [{low}, {high}], got {value!r}")
-    return int(value)
-
-
-class Hanabi(TextHooks, MultiAgentEnv[HanabiState, HanabiParams]):
+class Hanabi(HanabiText, HanabiViewer, MultiAgentEnv[HanabiState, HanabiParams]):
     """Hanabi for 2-5 players, exact to OpenSpiel's ``hanabi`` (see the module card).
 
     Args:
@@ -514,320 +474,3 @@ class Hanabi(TextHooks, MultiAgentEnv[HanabiState, HanabiParams]):
         ended = state.replace(life_tokens=jnp.where(lost, 0, state.life_tokens))
         reward = jnp.where(lost, -self.score(state).astype(jnp.float32), ts.reward)
         return ended, self._timestep(ended, params, reward)
-
-    # ------------------------------------------------------------------ text
-    def _move_name(self, action: int, agent: int) -> str:
-        kind, slot = int(self._kind[action]), int(self._slot[action])
-        offset, value = int(self._offset[action]), int(self._value[action])
-        if kind == DISCARD:
-            return f"discard card {slot + 1}"
-        if kind == PLAY:
-            return f"play card {slot + 1}"
-        target = (agent + offset) % self.num_players
-        what = COLOUR_NAMES[value] if kind == COLOUR else f"rank {value + 1}"
-        return f"hint {what} to player {target}"
-
-    def action_names(self, agent: int = 0) -> list[str]:
-        return [self._move_name(a, agent) for a in range(self.num_moves)]
-
-    def action_aliases(self, agent: int = 0) -> dict[str, int]:
-        aliases: dict[str, int] = {}
-        for a in range(self.num_moves):
-            kind, slot = int(self._kind[a]), int(self._slot[a])
-            if kind in (PLAY, DISCARD):
-                verb = "play" if kind == PLAY else "discard"
-                aliases[f"{verb} {slot + 1}"] = a
-                aliases[f"{verb} the {_ORDINALS[slot]} card"] = a
-                aliases[f"{verb} {_ORDINALS[slot]} card"] = a
-        return aliases
-
-    def parse_action(self, text: str, agent: int = 0) -> int | None:
-        """Move named in ``text``, or None when it names none or several.
-
-        Accepts the move names (``"play card 2"``, ``"hint red to player 1"``), a bare
-        action index, ``"play 2"``, ``"discard the first card"``, and hints written with any
-        of hint/tell/reveal/clue/give, a colour word or a rank (``"rank 3"``, ``"3s"``,
-        ``"threes"``), and ``"player N"`` for the target (optional with two players).
-        """
-        said = words(text)
-        _, table = self._name_table(agent)  # names and aliases, normalised, built once
-        if said in table:
-            return table[said]
-        if re.fullmatch(r"(action )?\d+", said):
-            j = int(said.split()[-1])
-            return j if 0 <= j < self.num_moves else None
-        tokens = said.split()
-        hits = set(self._removals_in(tokens)) | set(self._hints_in(tokens, agent))
-        return hits.pop() if len(hits) == 1 else None
-
-    def _removals_in(self, tokens: list[str]):
-        for i, tok in enumerate(tokens):
-            if tok not in ("play", "discard", "plays", "discards", "playing", "discarding"):
-                continue
-            base = PLAY if tok.startswith("play") else DISCARD
-            for nxt in tokens[i + 1 : i + 5]:
-                slot = None
-                if nxt.isdigit():
-                    slot = int(nxt) - 1
-                elif nxt in _ORDINALS:
-                    slot = _ORDINALS.index(nxt)
-                elif nxt in _NUMBER_WORDS:
-                    slot = _NUMBER_WORDS.index(nxt) - 1
-                if slot is not None:
-                    if 0 <= slot < self.hand_size:
-                        yield (0 if base == DISCARD else self.hand_size) + slot
-                    break
-
-    def _hints_in(self, tokens: list[str], agent: int):
-        if not any(t in _HINT_VERBS or t.startswith(("hint", "clue")) for t in tokens):
-            return
-        values = set()
-        for i, tok in enumerate(tokens):
-            if tok in COLOUR_NAMES[: self.colours]:
-                values.add((COLOUR, COLOUR_NAMES.index(tok)))
-            m = re.fullmatch(r"(\d)s?", tok)
-            prev = tokens[i - 1] if i else ""
-            if (
-                m
-                and prev not in ("player", "players", "p")
-                and (prev in ("rank", "number") or tok.endswith("s"))
-            ):
-                values.add((RANK, int(m.group(1)) - 1))
-            if tok in _RANK_PLURALS:
-                values.add((RANK, _RANK_PLURALS.index(tok)))
-        targets = {
-            int(tokens[i + 1])
-            for i, t in enumerate(tokens[:-1])
-            if t in ("player", "p") and tokens[i + 1].isdigit()
-        }
-        if not targets and self.num_players == 2:
-            targets = {1 - agent}
-        for kind, value in values:
-            if not 0 <= value < (self.colours if kind == COLOUR else self.ranks):
-                continue
-            for target in targets:
-                offset = (target - agent) % self.num_players
-                if offset == 0:
-                    continue
-                base = 2 * self.hand_size + (0 if kind == COLOUR else (self.num_players - 1) * self.colours)
-                n = self.colours if kind == COLOUR else self.ranks
-                yield base + (offset - 1) * n + value
-
-    def rules_text(self, params: HanabiParams | None = None, agent: int = 0) -> str:
-        P, C, R, H = self.num_players, self.colours, self.ranks, self.hand_size
-        colours = ", ".join(COLOUR_NAMES[:C])
-        copies = ", ".join(f"{n} of rank {r + 1}" for r, n in enumerate(self.copies))
-        return "\n".join(
-            [
-                f"You are player {agent} in Hanabi, a cooperative card game for {P} players. Everyone wins "
-                "or loses together: the team's score is what counts.",
-                f"The deck has {self.deck_size} cards in {C} colours ({colours}) and ranks 1 to {R}; each "
-                f"colour has {copies}. Each player holds {H} cards, numbered from card 1 (oldest) to card "
-                f"{H} (newest).",
-                "You cannot see your own cards, but you see everyone else's. You only know about your own "
-                "cards what hints have told you.",
-                f"The team builds one firework per colour, from 1 up to {R}, in order. The score is the "
-                f"number of cards played on the fireworks (at most {self.max_score}).",
-                "On your turn do exactly one of:",
-                "- play a card: if it is the next rank of its colour it joins the firework, otherwise it is "
-                "discarded and the team loses a life. Completing a firework returns an information token.",
-                f"- discard a card to regain an information token (not allowed with all {self.max_info} "
-                "tokens).",
-                "- give a hint (costs one information token): tell another player about ALL of their cards "
-                "of one colour or of one rank. The hint must match at least one of their cards.",
-                "After playing or discarding you draw a new card into your last position; later cards move "
-                "down one position.",
-                f"The team has {self.max_life} lives; losing the last one ends the game with score 0. "
-                "When the deck runs out, every player gets one more turn.",
-                f"Moves: 'play card N', 'discard card N' (N from 1 to {H}), 'hint <colour> to player K', "
-                "'hint rank N to player K'.",
-            ]
-        )
-
-    def _knowledge_text(self, state: HanabiState, player: int, slot: int) -> str:
-        cp = np.asarray(state.colour_plausible[player, slot])
-        rp = np.asarray(state.rank_plausible[player, slot])
-        ch, rh = int(state.colour_hinted[player, slot]), int(state.rank_hinted[player, slot])
-        bits = []
-        if ch >= 0 and rh >= 0:
-            bits.append(f"{COLOUR_NAMES[ch]} {rh + 1}")
-        elif ch >= 0:
-            bits.append(COLOUR_NAMES[ch])
-        elif rh >= 0:
-            bits.append(f"rank {rh + 1}")
-        if ch < 0 and not cp.all():
-            bits.append("not " + "/".join(COLOUR_NAMES[c] for c in np.flatnonzero(~cp)))
-        if rh < 0 and not rp.all():
-            bits.append("not rank " + "/".join(str(r + 1) for r in np.flatnonzero(~rp)))
-        return ", ".join(bits) if bits else "unknown"
-
-    def render_text(
-        self, state: HanabiState, agent: int | None = None, params: HanabiParams | None = None
-    ) -> str:
-        """Player ``agent``'s view: others' cards, its own only as hints; ``agent=None``: all."""
-        P, C = self.num_players, self.colours
-        hands = np.asarray(state.hands)
-        fireworks = np.asarray(state.fireworks)
-
-        def who(q: int) -> str:
-            return "you" if q == agent else f"player {q}"
-
-        # self.score in NumPy (its jnp.where costs a dispatch, half of a render on the host)
-        score = int(fireworks.sum()) if int(state.life_tokens) > 0 else 0
-        lines = [
-            f"Hanabi, {P} players. Score: {score} of {self.max_score}.",
-            "Fireworks: " + ", ".join(f"{COLOUR_NAMES[c]} {fireworks[c]}" for c in range(C)) + ".",
-            f"Information tokens: {int(state.info_tokens)} of {self.max_info}. "
-            f"Lives: {int(state.life_tokens)} of {self.max_life}. "
-            f"Cards left in the deck: {self.deck_size - int(state.drawn)}.",
-        ]
-        pile = np.asarray(state.discards)
-        gone = [f"{self.card_name(t)}" + (f" x{n}" if n > 1 else "") for t, n in enumerate(pile) if n]
-        lines.append("Discarded: " + (", ".join(gone) if gone else "nothing") + ".")
-        order = range(P) if agent is None else [(agent + k) % P for k in range(P)]
-        for q in order:
-            held = [s for s in range(self.hand_size) if hands[q, s] >= 0]
-            if q == agent:
-                lines.append("Your hand (hidden from you; what the hints told you):")
-                lines += [f"  card {s + 1}: {self._knowledge_text(state, q, s)}" for s in held]
-            else:
-                lines.append(f"Player {q}'s hand:")
-                lines += [
-                    f"  card {s + 1}: {self.card_name(hands[q, s])} (they know: "
-                    f"{self._knowledge_text(state, q, s)})"
-                    for s in held
-                ]
-        last = int(state.last_player)
-        if last >= 0:
-            lines.append("Last move: " + self._last_move_text(state, who))
-        if bool(self.terminal(state)):
-            lines.append(f"Game over. Final score: {score}.")
-        else:
-            turn = int(state.player)
-            lines.append("It is your turn." if turn == agent else f"It is player {turn}'s turn.")
-        return "\n".join(lines)
-
-    def _last_move_text(self, state: HanabiState, who) -> str:
-        last, a = int(state.last_player), int(state.last_move)
-        kind, slot = int(self._kind[a]), int(self._slot[a])
-        if kind in (PLAY, DISCARD):
-            card = self.card_name(int(state.last_card))
-            if kind == DISCARD:
-                return f"{who(last)} discarded card {slot + 1}, {card}."
-            outcome = (
-                "it joined the firework" if bool(state.last_scored) else "it did not fit: a life was lost"
-            )
-            return f"{who(last)} played card {slot + 1}, {card}; {outcome}."
-        target = (last + int(self._offset[a])) % self.num_players
-        value = int(self._value[a])
-        what = COLOUR_NAMES[value] if kind == COLOUR else f"rank {value + 1}"
-        touched = [str(s + 1) for s in np.flatnonzero(np.asarray(state.last_reveal))]
-        return f"{who(last)} hinted {what} to {who(target)}: card(s) {', '.join(touched)}."
-
-    def render_rgb(self, state: HanabiState, params: HanabiParams | None = None) -> np.ndarray:
-        """Every hand (a row of cards in their colour, height = rank; grey: empty slot), the
-        fireworks below, then tokens (blue) and lives (red) as pips."""
-        palette = np.array(
-            [[220, 60, 50], [235, 200, 40], [60, 170, 80], [235, 235, 235], [60, 110, 220]], np.uint8
-        )
-        cw, chh, pad = 24, 36, 6
-        P, H, R = self.num_players, self.hand_size, self.ranks
-        width = max(H, self.colours, self.max_info + self.max_life + 1) * (cw + pad) + pad
-        height = (P + 1) * (chh + pad) + pad + 14
-        img = np.full((height, width, 3), 30, np.uint8)
-
-        def card(y0, x0, colour, rank):
-            img[y0 : y0 + chh, x0 : x0 + cw] = 70
-            if colour >= 0:
-                fill = max(4, chh * (rank + 1) // R)
-                img[y0 + chh - fill : y0 + chh, x0 : x0 + cw] = palette[colour]
-
-        hands = np.asarray(state.hands)
-        for q in range(P):
-            for s in range(H):
-                t = int(hands[q, s])
-                card(pad + q * (chh + pad), pad + s * (cw + pad), t // R if t >= 0 else -1, t % R)
-        for c, n in enumerate(np.asarray(state.fireworks)):
-            card(pad + P * (chh + pad), pad + c * (cw + pad), c if n else -1, max(int(n) - 1, 0))
-        y0 = height - 12
-        for i in range(int(state.info_tokens)):
-            img[y0 : y0 + 8, pad + i * 12 : pad + i * 12 + 8] = (80, 140, 255)
-        for i in range(int(state.life_tokens)):
-            x0 = width - pad - (i + 1) * 12
-            img[y0 : y0 + 8, x0 : x0 + 8] = (230, 60, 60)
-        return img
-
-
-# ---------------------------------------------------------------------- scripted partner
-def rule_actions(env: Hanabi, state: HanabiState) -> jax.Array:
-    """The rule-based player's move for the player to move in ``state`` (one env, traced).
-
-    It reads only what that player may see (other hands, its own hint knowledge, the
-    board), in this order of preference:
-
-    1. play a card its knowledge proves playable (every card still possible fits a firework);
-    2. with a token, hint the next player about a playable card they do not fully know
-       (the rank when it is unknown to them, else the colour);
-    3. discard a card its knowledge proves useless (every possible card is already played),
-       else its oldest card without any hint, else its oldest card;
-    4. otherwise hint the next player's oldest card's rank (always legal with a token).
-
-    Anything illegal falls back to the lowest legal move.
-    """
-    P, H, C, R = env.num_players, env.hand_size, env.colours, env.ranks
-    p = state.player
-    fw = state.fireworks
-    ids = jnp.arange(C * R)
-    playable_id = fw[ids // R] == ids % R
-    useless_id = ids % R < fw[ids // R]
-    held = state.hands[p] >= 0
-    possible = (state.colour_plausible[p][:, :, None] & state.rank_plausible[p][:, None, :]).reshape(H, C * R)
-    known_playable = held & possible.any(1) & ~(possible & ~playable_id).any(1)
-    known_useless = held & possible.any(1) & ~(possible & ~useless_id).any(1)
-    hinted = (state.colour_hinted[p] >= 0) | (state.rank_hinted[p] >= 0)
-
-    q = (p + 1) % P
-    theirs = state.hands[q]
-    their_playable = (theirs >= 0) & playable_id[jnp.maximum(theirs, 0)]
-    unknown = (state.colour_hinted[q] < 0) | (state.rank_hinted[q] < 0)
-    to_hint = their_playable & unknown
-    s = jnp.argmax(to_hint)
-    card = jnp.maximum(theirs[s], 0)
-    hint_rank = state.rank_hinted[q, s] < 0
-    # Action ids of "hint rank/colour to the next player" (target offset 1).
-    rank_move = 2 * H + (P - 1) * C + card % R
-    colour_move = 2 * H + card // R
-    hint = jnp.where(hint_rank, rank_move, colour_move)
-    discard = jnp.where(
-        known_useless.any(),
-        jnp.argmax(known_useless),
-        jnp.where((held & ~hinted).any(), jnp.argmax(held & ~hinted), 0),
-    )
-    can_hint = state.info_tokens > 0
-    can_discard = state.info_tokens < env.max_info
-    fallback_hint = 2 * H + (P - 1) * C + jnp.maximum(theirs[0], 0) % R
-    action = jnp.where(
-        known_playable.any(),
-        H + jnp.argmax(known_playable),
-        jnp.where(
-            can_hint & to_hint.any(),
-            hint,
-            jnp.where(can_discard, discard, jnp.where(can_hint, fallback_hint, H)),
-        ),
-    ).astype(jnp.int32)
-    mask = env.action_mask(state, env.default_params)[p]
-    return jnp.where(mask[action], action, jnp.argmax(mask)).astype(jnp.int32)
-
-
-class RulePlayer(Policy):
-    """The rule-based Hanabi partner of :func:`rule_actions` as an arena player (``rule``)."""
-
-    name = "rule"
-
-    def __init__(self, env=None):
-        del env
-
-    def act(self, key: jax.Array, turn: Turn) -> jax.Array:
-        del key
-        env = turn.env
-        return jax.vmap(lambda s: rule_actions(env, s))(turn.state)
