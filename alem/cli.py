@@ -3,7 +3,6 @@
 - :func:`hydra_app`: the entry point wrapper: ``env=<registered id>`` shorthand, quiet
   library loggers, and an :class:`~alem.errors.AlemError` printed as one line (exit 1).
 - :func:`make_env`: an env from an ``env`` config group (``id`` + ``kwargs``).
-- :func:`jsonable`: NumPy/JAX values as plain JSON values (NaN becomes null).
 - :func:`plain`, :func:`override_key`, :func:`hydra_run_dir`, :func:`hydra_overrides`:
   what a resume needs to compare the command line with the saved run.
 """
@@ -12,7 +11,6 @@ from __future__ import annotations
 
 import datetime
 import logging
-import math
 import os
 import re
 import sys
@@ -20,14 +18,11 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from alem.errors import AlemError, ConfigError
 
 __all__ = [
     "hydra_app",
     "make_env",
-    "jsonable",
     "plain",
     "override_key",
     "hydra_run_dir",
@@ -128,22 +123,6 @@ def make_env(env_cfg: Mapping[str, Any]) -> Any:
         raise
     except (TypeError, ValueError) as e:
         raise ConfigError(f"env {env_id}: {e}") from None
-
-
-def jsonable(x: Any) -> Any:
-    """``x`` as plain JSON values: NumPy/JAX scalars and arrays to numbers and lists, dicts
-    and lists recursively, non-finite floats to None (JSON has no NaN)."""
-    if isinstance(x, Mapping):
-        return {str(k): jsonable(v) for k, v in x.items()}
-    if isinstance(x, list | tuple):
-        return [jsonable(v) for v in x]
-    if x is None or isinstance(x, str | bool):
-        return x
-    arr = np.asarray(x)
-    if arr.ndim:
-        return [jsonable(v) for v in arr]
-    v = arr.item()
-    return None if isinstance(v, float) and not math.isfinite(v) else v
 
 
 def plain(value: Any) -> Any:

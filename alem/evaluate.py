@@ -26,8 +26,6 @@ from alem.arena import (
     run,
     summarize_run,
 )
-from alem.arena.stats import ci95 as _ci95  # noqa: F401  (benchmarks/train_results.py)
-from alem.errors import AlemError  # noqa: F401  (was importable from here)
 
 __all__ = [
     "ConfigError",

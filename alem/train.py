@@ -37,8 +37,9 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 import alem
-from alem.cli import hydra_app, hydra_overrides, hydra_run_dir, jsonable, make_env, plain, resume_keys
-from alem.errors import ConfigError, TrainingInterrupted, require_positive_int
+from alem.cli import hydra_app, hydra_overrides, hydra_run_dir, make_env, plain, resume_keys
+from alem.errors import ConfigError, require_positive_int
+from alem.json_values import jsonable
 from alem.rundir import claim, read_run_config, release, write_atomic
 from alem.training import (
     METRICS_FILE,
@@ -48,38 +49,18 @@ from alem.training import (
     TrainResult,
     WandbSink,
     check_chunking,
-    eval_keys,
     final_evaluation,
     mean_return,
-    policy_evaluator,
     seed_keys,
-    shard_state,
     train,
 )
 
-__all__ = [
-    "ConfigError",
-    "TrainingInterrupted",
-    "WANDB_MODES",
-    "Plan",
-    "eval_keys",
-    "final_evaluation",
-    "main",
-    "make_env",
-    "plan",
-    "policy_evaluator",
-    "run",
-    "seed_keys",
-    "shard_learner_state",
-]
+__all__ = ["WANDB_MODES", "Plan", "main", "plan", "run"]
 
 WANDB_MODES = ("disabled", "offline", "online")
 LOGGERS = ("none", "wandb")
 #: Settings a ``resume`` may change: logging only, and ``algo.total_steps`` to extend the run.
 RESUME_CHANGEABLE = ("algo.total_steps", "logger", "wandb", "stop_after_chunks", "resume")
-
-#: The name this function had before :func:`alem.training.shard_state`.
-shard_learner_state = shard_state
 
 
 # ---------------------------------------------------------------------------- stage 2: plan

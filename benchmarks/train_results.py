@@ -173,7 +173,8 @@ def score_tictactoe(out: Path, dry_run: bool) -> dict[str, Any] | None:
     if dry_run:
         return None
     import alem
-    from alem.evaluate import _ci95, evaluate
+    from alem.arena.stats import ci95
+    from alem.evaluate import evaluate
     from alem.policies import make_policy
 
     env = alem.make(env_id)
@@ -213,7 +214,7 @@ def score_tictactoe(out: Path, dry_run: bool) -> dict[str, Any] | None:
             for k in ("win", "draw", "loss"):
                 v = np.array([x[k] for x in g])
                 row[k] = float(v.mean())
-                row[f"{k}_ci95"] = _ci95(v)  # None below 2 seeds
+                row[f"{k}_ci95"] = ci95(v)  # None below 2 seeds
             summary.append(row)
             print(
                 f"trained as {env.agents[seat]} vs {opponent}: "

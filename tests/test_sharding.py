@@ -58,7 +58,7 @@ TRAIN_SCRIPT = textwrap.dedent(
     from jax.sharding import Mesh
     import alem
     from alem.algos import make_config, make_learner
-    from alem.train import shard_learner_state
+    from alem.training import shard_state
 
     assert len(jax.devices()) == 4, jax.devices()
     env = alem.make("iterated_stag_hunt-v0", num_rounds=5)
@@ -70,7 +70,7 @@ TRAIN_SCRIPT = textwrap.dedent(
         lambda x: jax.random.key_data(x) if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key) else x, t
     )
     single = jax.device_get(raw(run(state)))
-    sharded_state = shard_learner_state(state, Mesh(np.array(jax.devices()), ("data",)))
+    sharded_state = shard_state(state, Mesh(np.array(jax.devices()), ("data",)))
     out = run(sharded_state)
     obs = out[0].timestep.obs
     assert len(obs.sharding.device_set) == 4 and obs.sharding.spec[1] == "data", obs.sharding

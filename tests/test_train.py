@@ -17,7 +17,8 @@ from hydra.errors import MissingConfigException
 from omegaconf import OmegaConf
 
 import alem
-from alem.train import ConfigError, TrainingInterrupted, run
+from alem.errors import ConfigError, TrainingInterrupted
+from alem.train import run
 
 # one worker builds the module fixtures (the PPO run) once
 pytestmark = pytest.mark.xdist_group("test_train")

@@ -20,8 +20,8 @@ from omegaconf import OmegaConf
 import alem
 from alem.arena.players import parse_spec
 from alem.arena.record import EPISODES_FILE, TRANSCRIPTS_FILE, EpisodeRecord, read_episodes
-from alem.cli import jsonable
 from alem.core import MultiAgentEnv
+from alem.json_values import jsonable
 from alem.rundir import read_jsonl
 from alem.text.counters import COUNTERS, decision_counts
 

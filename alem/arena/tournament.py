@@ -31,9 +31,9 @@ import numpy as np
 from alem.arena.evaluation import evaluate
 from alem.arena.players import label_of
 from alem.arena.record import EPISODES_FILE, Match, read_episodes
-from alem.cli import jsonable
 from alem.core import MultiAgentEnv
 from alem.errors import ConfigError
+from alem.json_values import jsonable
 from alem.policies import Policy
 
 __all__ = [

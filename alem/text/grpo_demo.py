@@ -818,7 +818,7 @@ def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> dict[st
         },
         "command": f"python -m {CLI} {shlex.join(args.argv)}",
     }
-    from alem.cli import jsonable
+    from alem.json_values import jsonable
     from alem.rundir import write_atomic
 
     write_atomic(out / RESULTS_FILE, json.dumps(jsonable(results), indent=2) + "\n")

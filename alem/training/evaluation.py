@@ -9,7 +9,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from alem.cli import jsonable
+from alem.json_values import jsonable
 from alem.rollout import random_rollout
 from alem.training.loop import mean_return
 

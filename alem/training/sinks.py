@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from alem.cli import jsonable
 from alem.errors import ConfigError
 from alem.extras import require
+from alem.json_values import jsonable
 from alem.rundir import JsonlWriter, dumps_line, read_jsonl, write_atomic
 from alem.training.loop import ChunkStats
 
