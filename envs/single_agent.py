@@ -1,4 +1,4 @@
-"""Single-agent gymnax envs through the :class:`~alem.wrappers.gymnax.FromGymnax` adapter, so
+"""Single-agent gymnax envs through the :class:`~alem.interop.gymnax.FromGymnax` adapter, so
 they can drive the learners as one-agent envs (family ``"single_agent"``).
 
 Only registry entries live here (entry points are strings): importing this module imports
@@ -23,7 +23,7 @@ def register() -> None:
     for alem_id, gymnax_name in GYMNAX_IDS.items():
         register(
             alem_id,
-            "alem.wrappers.gymnax:make_gymnax",
+            "alem.interop.gymnax:make_gymnax",
             kwargs={"name": gymnax_name},
             family="single_agent",
             num_agents=1,

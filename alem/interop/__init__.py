@@ -1,4 +1,4 @@
-"""Adapters to the libraries users already have: PettingZoo and Gymnasium.
+"""Adapters to the libraries users already have: PettingZoo, Gymnasium and gymnax.
 
 - :mod:`alem.interop.pettingzoo`: any alem env as a ``pettingzoo.ParallelEnv``
   (:func:`~alem.interop.pettingzoo.parallel_env`) or ``AECEnv``
@@ -9,9 +9,12 @@
 - :mod:`alem.interop.gymnasium`: one-agent alem envs as a ``gymnasium.Env``
   (:func:`~alem.interop.gymnasium.make_env`) and as a jitted, vmapped
   ``gymnasium.vector.VectorEnv`` (:func:`~alem.interop.gymnasium.make_vector_env`).
+- :mod:`alem.interop.gymnax`: gymnax envs as alem envs (:class:`~alem.interop.gymnax.FromGymnax`,
+  behind the ``gymnax/*`` ids) and one-agent alem envs as gymnax envs
+  (:class:`~alem.interop.gymnax.ToGymnax`); it needs ``pip install "alem[gymnax]"``.
 
-Both need the optional packages (``pip install "alem[interop]"``); importing this
-package imports neither.
+The PettingZoo and Gymnasium adapters need ``pip install "alem[interop]"``; importing this
+package imports none of the three libraries.
 """
 
 from __future__ import annotations

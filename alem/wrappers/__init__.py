@@ -1,4 +1,6 @@
-"""Wrappers: auto-reset, episode statistics, observation transforms, views and adapters.
+"""Wrappers: auto-reset, episode statistics, observation transforms and views.
+
+(The gymnax adapters, ``FromGymnax`` and ``ToGymnax``, are in :mod:`alem.interop.gymnax`.)
 
 Typical stack for training: ``BatchedAutoReset(EpisodeStats(env), num_envs)``, with per-env
 observation transforms (``AgentIdOneHot(FlattenObs(...))``) inside it; for a single env,
@@ -19,8 +21,6 @@ from alem.wrappers.observation import (
 
 __all__ = [
     "AgentIdOneHot",
-    "FromGymnax",
-    "ToGymnax",
     "AutoReset",
     "BatchedAutoReset",
     "DictView",
@@ -33,11 +33,3 @@ __all__ = [
     "Wrapper",
 ]
 
-
-def __getattr__(name: str):
-    # The gymnax adapters import gymnax (and gymnasium); load them only when asked for.
-    if name in ("FromGymnax", "ToGymnax"):
-        from alem.wrappers import gymnax
-
-        return getattr(gymnax, name)
-    raise AttributeError(f"module 'alem.wrappers' has no attribute {name!r}")

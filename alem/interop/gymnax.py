@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 
 from alem.extras import require
 
-require("gymnax", "alem.wrappers.gymnax")
+require("gymnax", "alem.interop.gymnax")
 
 import jax
 import jax.numpy as jnp

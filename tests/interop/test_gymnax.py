@@ -16,7 +16,7 @@ from gymnax.environments import spaces as gx_spaces
 
 import alem
 from alem.errors import ActionError, EnvArgumentError
-from alem.wrappers.gymnax import (
+from alem.interop.gymnax import (
     FromGymnax,
     FromGymnaxParams,
     ToGymnax,
