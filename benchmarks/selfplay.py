@@ -78,7 +78,7 @@ def pool_state(env, run_dir: Path):
     import jax.numpy as jnp
 
     from alem.algos.checkpoint import latest, restore
-    from alem.algos.policy import load_trained
+    from alem.algos.checkpoint_player import load_trained
 
     learner, _ = load_trained(run_dir, env)
     if learner.cfg.selfplay == "off":
@@ -110,7 +110,7 @@ def mixture_table(tree, tables: list[np.ndarray], weights: np.ndarray) -> np.nda
 
 
 def score_poker(env, run_dir: Path, greedy: bool) -> dict[str, float]:
-    from alem.algos.policy import CheckpointPolicy
+    from alem.algos.checkpoint_player import CheckpointPolicy
     from alem.envs.games.exploitability import exploitability, game_tree, player_exploitability
 
     final = CheckpointPolicy(env, str(run_dir), greedy=greedy)

@@ -141,7 +141,7 @@ def score_sparse(out: Path, group: str, env_id: str, algo: str, dry_run: bool) -
     import jax.numpy as jnp
 
     import alem
-    from alem.algos.policy import load_trained
+    from alem.algos.checkpoint_player import load_trained
     from alem.arena.stats import ci95
     from alem.training.evaluation import policy_evaluator
 

@@ -18,7 +18,7 @@ from alem.evaluate import ConfigError, build_players, evaluate, format_table, ma
 from alem.policies import FunctionPolicy, make_policy, policy_names
 from alem.rundir import read_jsonl
 from alem.text.backends import BackendUnavailable
-from alem.text.policy import LLMPolicy
+from alem.text.llm_player import LLMPolicy
 from alem.text.testing import FakeChatServer
 
 ROOT = Path(__file__).resolve().parents[1]

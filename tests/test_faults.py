@@ -26,7 +26,7 @@ from alem.evaluate import EvaluationStopped, evaluate, format_table
 from alem.policies import make_policy
 from alem.rundir import JsonlWriter, read_jsonl
 from alem.text.backends import CacheMiss, OpenAIChatBackend, RequestCache, RequestFailed, run_sync
-from alem.text.policy import LLMPolicy
+from alem.text.llm_player import LLMPolicy
 from alem.text.testing import FakeChatServer
 
 pytestmark = pytest.mark.integration  # fault injection: hostile servers, killed runs, torn files

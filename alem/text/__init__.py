@@ -13,7 +13,7 @@
 - :mod:`alem.text.sync`: running the bridge's coroutines from synchronous code.
 - :mod:`alem.text.testing`: :class:`~alem.text.testing.FakeChatServer`, a local server with fault injection.
 - :mod:`alem.text.local_server`: the embedded llama.cpp server with SmolLM2-135M-Instruct.
-- :mod:`alem.text.policy`: :class:`LLMPolicy`, the ``"llm"`` player of ``python -m alem.evaluate``.
+- :mod:`alem.text.llm_player`: :class:`LLMPolicy`, the ``"llm"`` player of ``python -m alem.evaluate``.
 - :mod:`alem.text.counters`: the counters of its decision records (:func:`decision_counts`).
 - :mod:`alem.text.pool`: :class:`TextEnvPool`, N envs in lock-step as chat prompts and replies (training).
 - :mod:`alem.text.advantages`: GRPO, SPIRAL's role-conditioned and turn-level advantage estimators.
@@ -34,8 +34,8 @@ from alem.text.backends import (
     ScriptedBackend,
     TextBackendError,
 )
+from alem.text.llm_player import LLMPolicy, decision_counts
 from alem.text.parsing import ParseResult, action_schema, parse_reply
-from alem.text.policy import LLMPolicy, decision_counts
 from alem.text.pool import TextEnvPool
 
 __all__ = [

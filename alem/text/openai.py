@@ -22,7 +22,7 @@ before anything stores it. Credentials in ``base_url`` (``http://user:key@host``
 carry :func:`~alem.text.sanitize.redact_url`'s form.
 
 :func:`check_settings` validates the request settings named in :data:`CHECKED_SETTINGS`
-(the backend on construction, :class:`~alem.text.policy.LLMPolicy` before any server starts).
+(the backend on construction, :class:`~alem.text.llm_player.LLMPolicy` before any server starts).
 """
 
 from __future__ import annotations

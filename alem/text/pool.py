@@ -18,7 +18,7 @@ chat prompts and takes reply strings back.
   returns and per-decision trajectories, invalid flags, and the next pending records.
   :meth:`TextEnvPool.step_actions` does the same from action indices (``-1``: forfeit).
 
-Invalid replies (``invalid=``), as :class:`~alem.text.policy.LLMPolicy`'s fallback but
+Invalid replies (``invalid=``), as :class:`~alem.text.llm_player.LLMPolicy`'s fallback but
 without re-prompts (a trainer sees every reply once):
 
 - ``"random"``: a uniformly random legal move, seeded by ``(pool seed, episode seed, seat,

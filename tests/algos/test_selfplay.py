@@ -226,7 +226,7 @@ def test_checkpoint_player_plays_the_final_parameters_or_a_pool_slot(latest_run,
     import json
 
     from alem.algos import checkpoint
-    from alem.algos.policy import CheckpointPolicy
+    from alem.algos.checkpoint_player import CheckpointPolicy
     from alem.errors import AlemError
 
     learner, state, actors, _, _ = latest_run

