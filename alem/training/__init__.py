@@ -12,8 +12,8 @@ calls :func:`train`; use :func:`train` directly to drive a learner of your own.
 from alem.training.evaluation import eval_keys, final_evaluation, policy_evaluator
 from alem.training.loop import (
     ChunkStats,
-    Learner,
     Schedule,
+    Trainable,
     TrainResult,
     mean_return,
     seed_keys,
@@ -26,7 +26,7 @@ __all__ = [
     "ChunkStats",
     "ConsoleProgress",
     "JsonlMetrics",
-    "Learner",
+    "Trainable",
     "METRICS_FILE",
     "Schedule",
     "TrainResult",

@@ -1,6 +1,6 @@
 """The one training loop: any learner with ``init``/``run``, seeds vmapped, compiled chunks, sinks.
 
-A learner is anything with
+A learner is anything with (the :class:`Trainable` protocol)
 
 - ``init(key) -> state`` and
 - ``run(state, num_updates) -> (state, metrics)``, pure and jittable, whose ``metrics`` have a
@@ -32,7 +32,7 @@ import numpy as np
 from alem.errors import CheckpointError, TrainingDiverged, TrainingInterrupted
 
 __all__ = [
-    "Learner",
+    "Trainable",
     "Schedule",
     "ChunkStats",
     "TrainResult",
@@ -48,7 +48,10 @@ EPISODE_SUMS = ("episodes", "return_sum", "length_sum", "illegal_actions")
 DIVERGENCE_WATCH = ("policy_loss", "value_loss", "loss")
 
 
-class Learner(Protocol):
+class Trainable(Protocol):
+    """What :func:`train` runs (the module docstring says what each method returns); the PPO
+    core's :class:`alem.algos.Learner` and the random baseline are two."""
+
     name: str
 
     def init(self, key: jax.Array) -> Any: ...
@@ -211,7 +214,7 @@ def _check_finite(m: dict, chunk: int, schedule: Schedule, checkpoint_dir: str |
 
 
 def train(
-    learner: Learner,
+    learner: Trainable,
     schedule: Schedule,
     sinks: Sequence[Any] = (),
     *,
