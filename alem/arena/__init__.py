@@ -34,9 +34,9 @@ extra constructor keywords (``player_kwargs.llm`` is the ``llm`` config group).
 The modules:
 
 - :mod:`alem.arena.players`: specs to policies, and the seating check.
-- :mod:`alem.arena.record`: :class:`Match` (what to play) and :class:`EpisodeRecord`
+- :mod:`alem.engine.record`: :class:`Match` (what to play) and :class:`EpisodeRecord`
   (a line of ``episodes.jsonl``).
-- :mod:`alem.arena.loop`: :func:`play`, the jitted lock-step loop (a match in, records out).
+- :mod:`alem.engine.lockstep`: :func:`play`, the jitted lock-step loop (a match in, records out).
 - :mod:`alem.arena.evaluation`: :func:`evaluate`, one run in a run directory.
 - :mod:`alem.arena.stats`: :func:`summarize_run`, the per-seat statistics.
 - :mod:`alem.arena.table`: :func:`format_table` and the results files.
@@ -51,11 +51,11 @@ require("arena", "alem.arena")
 
 from alem.arena.cli import RESUME_FREE, main, run
 from alem.arena.evaluation import evaluate
-from alem.arena.loop import episode_key, play
-from alem.arena.players import build_players, label_of, parse_spec, seating
-from alem.arena.record import EPISODES_FILE, TRANSCRIPTS_FILE, EpisodeRecord, Match, read_episodes
+from alem.arena.players import build_players, label_of, parse_spec
 from alem.arena.stats import HIGH_FALLBACK_RATE, ci95, summarize_run
 from alem.arena.table import CSV_COLUMNS, format_table, write_results
+from alem.engine.lockstep import episode_key, play
+from alem.engine.record import EPISODES_FILE, TRANSCRIPTS_FILE, EpisodeRecord, Match, read_episodes, seating
 from alem.errors import ConfigError, EvaluationStopped
 
 __all__ = [

@@ -9,12 +9,12 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
-from alem.arena.loop import play
 from alem.arena.players import label_of
-from alem.arena.record import EPISODES_FILE, TRANSCRIPTS_FILE, EpisodeRecord, Match, read_episodes
 from alem.arena.stats import summarize_run
 from alem.arena.table import write_results
 from alem.core import MultiAgentEnv
+from alem.engine.lockstep import play
+from alem.engine.record import EPISODES_FILE, TRANSCRIPTS_FILE, EpisodeRecord, Match, read_episodes
 from alem.errors import AlemError, EvaluationStopped
 from alem.policies import Policy
 from alem.rundir import JsonlWriter, claim, foreign_entries, rewrite_jsonl, write_atomic

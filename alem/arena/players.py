@@ -1,7 +1,8 @@
 """Players at the table: specs (``random``, ``llm:<model>``, ``checkpoint:<run dir>``) to policies, by seat.
 
 A *seating* is one :class:`~alem.policies.Policy` per seat of an env, in seat order;
-:func:`build_players` makes one from specs and :func:`seating` checks one given as objects.
+:func:`build_players` makes one from specs (:func:`alem.engine.record.seating` checks one
+given as objects).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from alem.core import MultiAgentEnv
 from alem.errors import ConfigError
 from alem.policies import Policy, make_policy
 
-__all__ = ["parse_spec", "build_player", "build_players", "seating", "label_of"]
+__all__ = ["parse_spec", "build_player", "build_players", "label_of"]
 
 
 def parse_spec(spec: str) -> tuple[str, str | None]:
@@ -57,14 +58,6 @@ def build_player(env: MultiAgentEnv, spec: str, player_kwargs: dict[str, dict] |
         raise ConfigError(f"player {spec!r}: {e}") from None
     policy.label = spec  # how the player is shown in the tables
     return policy
-
-
-def seating(env: MultiAgentEnv, players: Sequence[Policy]) -> tuple[Policy, ...]:
-    """``players`` as the seating of ``env`` (``players[i]`` in seat ``i``); refuses a wrong count."""
-    players = tuple(players)
-    if len(players) != env.num_agents:
-        raise ConfigError(f"{env.id} needs {env.num_agents} players, got {len(players)}")
-    return players
 
 
 def label_of(policy: Policy) -> str:

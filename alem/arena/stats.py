@@ -19,11 +19,11 @@ from omegaconf import OmegaConf
 
 import alem
 from alem.arena.players import parse_spec
-from alem.arena.record import EPISODES_FILE, TRANSCRIPTS_FILE, EpisodeRecord, read_episodes
 from alem.core import MultiAgentEnv
+from alem.engine.counters import COUNTERS, decision_counts
+from alem.engine.record import EPISODES_FILE, TRANSCRIPTS_FILE, EpisodeRecord, read_episodes
 from alem.json_values import jsonable
 from alem.rundir import read_jsonl
-from alem.text.counters import COUNTERS, decision_counts
 
 __all__ = ["HIGH_FALLBACK_RATE", "ci95", "summarize_run"]
 

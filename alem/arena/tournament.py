@@ -30,8 +30,8 @@ import numpy as np
 
 from alem.arena.evaluation import evaluate
 from alem.arena.players import label_of
-from alem.arena.record import EPISODES_FILE, Match, read_episodes
 from alem.core import MultiAgentEnv
+from alem.engine.record import EPISODES_FILE, Match, read_episodes
 from alem.errors import ConfigError
 from alem.json_values import jsonable
 from alem.policies import Policy

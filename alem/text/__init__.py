@@ -10,11 +10,11 @@
 - :mod:`alem.text.cache`: :class:`RequestCache`, replies on disk (read-write, replay, re-record).
 - :mod:`alem.text.scripted`: :class:`ScriptedBackend`, a stand-in without a model.
 - :mod:`alem.text.sanitize`: URLs without secrets, text UTF-8 can hold.
-- :mod:`alem.text.sync`: running the bridge's coroutines from synchronous code.
+- :mod:`alem.engine.sync`: running the bridge's coroutines from synchronous code.
 - :mod:`alem.text.testing`: :class:`~alem.text.testing.FakeChatServer`, a local server with fault injection.
 - :mod:`alem.text.local_server`: the embedded llama.cpp server with SmolLM2-135M-Instruct.
 - :mod:`alem.text.llm_player`: :class:`LLMPolicy`, the ``"llm"`` player of ``python -m alem.evaluate``.
-- :mod:`alem.text.counters`: the counters of its decision records (:func:`decision_counts`).
+- :mod:`alem.engine.counters`: the counters of its decision records (:func:`decision_counts`).
 - :mod:`alem.text.pool`: :class:`TextEnvPool`, N envs in lock-step as chat prompts and replies (training).
 - :mod:`alem.text.advantages`: GRPO, SPIRAL's role-conditioned and turn-level advantage estimators.
 - :mod:`alem.text.export`: trajectories as chat-format JSONL (arena runs, scripted experts).

@@ -31,13 +31,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from alem.core import MultiAgentEnv
+from alem.engine.sync import gather_or_cancel, run_sync
 from alem.errors import AlemError, ConfigError, RequestFailed
 from alem.policies import Policy, Turn, host_view
 from alem.text.chat import ChatBackend
 from alem.text.parsing import parse_reply
 from alem.text.pool import EpisodeResult, TextEnvPool, TextTurn
 from alem.text.prompts import turn_prompt
-from alem.text.sync import gather_or_cancel, run_sync
 
 __all__ = ["rollout", "arollout", "decision_dataset", "DecisionReward", "completion_text"]
 
@@ -213,7 +213,7 @@ class DecisionReward:
         self._build()
 
     def _build(self) -> None:
-        from alem.arena.loop import episode_key
+        from alem.engine.lockstep import episode_key
 
         env, params, players = self.env, self.params, self.players
         n = env.num_agents
@@ -366,7 +366,7 @@ def _expand(tree: Any) -> Any:
 
 def _env_key(k: jax.Array, s: jax.Array, t: jax.Array, splits: jax.Array, n: int) -> jax.Array:
     """``split(episode_key(k, s, t + 1), splits)[0]`` for a traced ``splits`` in ``1..n+1``."""
-    from alem.arena.loop import episode_key
+    from alem.engine.lockstep import episode_key
 
     ek = episode_key(k, s, t + 1)
     branches = [lambda ek=ek, m=m: jax.random.split(ek, m)[0] for m in range(1, n + 2)]

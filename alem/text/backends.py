@@ -10,12 +10,13 @@ it holds, and every name stays importable from here:
 - :mod:`alem.text.cache`: :class:`RequestCache`, replies on disk (read-write, replay, re-record).
 - :mod:`alem.text.scripted`: :class:`ScriptedBackend` (no model) and :func:`legal_names_in`.
 - :mod:`alem.text.sanitize`: :func:`redact_url` and :func:`clean_text`.
-- :mod:`alem.text.sync`: :func:`run_sync` and :func:`gather_or_cancel` (the event loop).
+- :mod:`alem.engine.sync`: :func:`run_sync` and :func:`gather_or_cancel` (the event loop).
 - :mod:`alem.errors`: the errors (:class:`TextBackendError` and its kinds).
 """
 
 from __future__ import annotations
 
+from alem.engine.sync import gather_or_cancel, run_sync
 from alem.errors import (
     BackendConfigError,
     BackendUnavailable,
@@ -28,7 +29,6 @@ from alem.text.chat import ChatBackend, Reply
 from alem.text.openai import CHECKED_SETTINGS, OpenAIChatBackend, check_settings
 from alem.text.sanitize import clean_text, redact_url
 from alem.text.scripted import ScriptedBackend, legal_names_in
-from alem.text.sync import gather_or_cancel, run_sync
 
 __all__ = [
     "TextBackendError",

@@ -192,7 +192,7 @@ def export_experts(
 
 def _transcript_moves(run_dir: Path) -> dict[tuple[int, int, int], dict[str, Any]]:
     """LLM decisions of a run by ``(episode, seat, decision)``: the move and the raw reply."""
-    from alem.arena.record import TRANSCRIPTS_FILE
+    from alem.engine.record import TRANSCRIPTS_FILE
 
     moves: dict[tuple[int, int, int], dict[str, Any]] = {}
     for rec in read_jsonl(run_dir / TRANSCRIPTS_FILE):
@@ -234,8 +234,8 @@ def export_run(
 
     from alem.arena.evaluation import CLI
     from alem.arena.players import build_player, parse_spec
-    from alem.arena.record import EPISODES_FILE, read_episodes
     from alem.cli import make_env
+    from alem.engine.record import EPISODES_FILE, read_episodes
     from alem.rundir import read_run_config
 
     run_dir = Path(run_dir).resolve()

@@ -16,7 +16,7 @@ illegal, and otherwise plays the ``fallback``:
 
 Every decision is one transcript record (every prompt, reply, parse, retry,
 fallback, token count and latency), written and flushed as it completes; the
-counters of :func:`~alem.text.counters.decision_counts` are computed from those records, so a
+counters of :func:`~alem.engine.counters.decision_counts` are computed from those records, so a
 resumed evaluation counts exactly what its transcripts hold.
 """
 
@@ -32,18 +32,18 @@ import jax
 import numpy as np
 
 from alem.core import MultiAgentEnv
+from alem.engine.counters import COUNTERS, decision_counts
+from alem.engine.sync import gather_or_cancel, run_sync
 from alem.errors import AlemError, BackendConfigError, EndpointFailing, RequestFailed
 from alem.policies import Policy, Turn, host_view
 from alem.rundir import JsonlWriter
 from alem.text import local_server
 from alem.text.cache import RequestCache
 from alem.text.chat import ChatBackend
-from alem.text.counters import COUNTERS, decision_counts
 from alem.text.openai import CHECKED_SETTINGS, OpenAIChatBackend, check_settings
 from alem.text.parsing import parse_reply
 from alem.text.prompts import feedback_prompt, system_prompt, turn_prompt
 from alem.text.scripted import ScriptedBackend
-from alem.text.sync import gather_or_cancel, run_sync
 
 __all__ = ["LLMPolicy", "EndpointFailing", "decision_counts", "COUNTERS", "FALLBACKS", "BACKENDS"]
 

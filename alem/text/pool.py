@@ -1,7 +1,7 @@
 """A batched text environment for training LLMs: :class:`TextEnvPool`.
 
 ``N`` copies of one text-capable env advance in lock-step through one jitted, vmapped
-program (the arena's :class:`~alem.arena.loop.LockStep`: ``env.reset``/``env.step`` under
+program (the arena's :class:`~alem.engine.lockstep.LockStep`: ``env.reset``/``env.step`` under
 ``jax.vmap``, compiled once per pool). The pool knows nothing about models: it hands out
 chat prompts and takes reply strings back.
 
@@ -283,8 +283,8 @@ class TextEnvPool:
         record_scripted: bool = False,
         env_kwargs: Mapping[str, Any] | None = None,
     ):
-        from alem.arena.loop import LockStep  # lazy: the arena pulls in Hydra
-        from alem.arena.record import Match
+        from alem.engine.lockstep import LockStep  # lazy: the arena pulls in Hydra
+        from alem.engine.record import Match
 
         if isinstance(env, str):
             import alem

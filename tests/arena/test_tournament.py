@@ -11,8 +11,8 @@ import alem
 from alem.arena import tournament as tour
 from alem.arena.cli import run
 from alem.arena.players import build_player
-from alem.arena.record import EPISODES_FILE, read_episodes
 from alem.arena.table import format_tournament
+from alem.engine.record import EPISODES_FILE, read_episodes
 from alem.errors import ConfigError
 
 

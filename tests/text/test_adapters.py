@@ -7,12 +7,12 @@ import json
 import pytest
 
 import alem
+from alem.engine.sync import run_sync
 from alem.errors import AlemError
 from alem.text.adapters import DecisionReward, decision_dataset, rollout
 from alem.text.export import export_experts, read_decisions
 from alem.text.openai import OpenAIChatBackend
 from alem.text.pool import TextEnvPool
-from alem.text.sync import run_sync
 from alem.text.testing import FakeChatServer
 
 

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import alem
-from alem.arena.loop import episode_key
+from alem.engine.lockstep import episode_key
 from alem.errors import AlemError
 from alem.evaluate import evaluate
 from alem.policies import make_policy

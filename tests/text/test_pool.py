@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import alem
-from alem.arena.loop import episode_key
+from alem.engine.lockstep import episode_key
 from alem.errors import AlemError, ConfigError
 from alem.policies import make_policy
 from alem.text.pool import TextEnvPool, answer, credit_rewards

@@ -4,19 +4,18 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
-from alem.arena.players import seating
 from alem.core import MultiAgentEnv
 from alem.errors import ConfigError, require_positive_int
 from alem.policies import Policy
 from alem.rundir import read_jsonl
 
-__all__ = ["EPISODES_FILE", "TRANSCRIPTS_FILE", "Match", "EpisodeRecord", "read_episodes"]
+__all__ = ["EPISODES_FILE", "TRANSCRIPTS_FILE", "Match", "EpisodeRecord", "read_episodes", "seating"]
 
 #: One flushed line per finished episode (:class:`EpisodeRecord`).
 EPISODES_FILE = "episodes.jsonl"
@@ -147,3 +146,11 @@ def read_episodes(path: str | Path, *, below: int | None = None) -> dict[int, Ep
         if int(line["episode"]) not in out:
             out[int(line["episode"])] = EpisodeRecord.from_json(line)
     return out
+
+
+def seating(env: MultiAgentEnv, players: Sequence[Policy]) -> tuple[Policy, ...]:
+    """``players`` as the seating of ``env`` (``players[i]`` in seat ``i``); refuses a wrong count."""
+    players = tuple(players)
+    if len(players) != env.num_agents:
+        raise ConfigError(f"{env.id} needs {env.num_agents} players, got {len(players)}")
+    return players

@@ -1,4 +1,4 @@
-"""The play loop: a :class:`~alem.arena.record.Match` in, one :class:`~alem.arena.record.EpisodeRecord`
+"""The play loop: a :class:`~alem.engine.record.Match` in, one :class:`~alem.engine.record.EpisodeRecord`
 per finished episode out (:func:`play`).
 
 The loop is lock-step over ``num_envs`` envs: a jitted, vmapped step (:class:`LockStep`) that
@@ -19,10 +19,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from alem.arena.record import EpisodeRecord, Match
 from alem.core import TimeStep
+from alem.engine.record import EpisodeRecord, Match
+from alem.engine.sync import gather_or_cancel, run_sync
 from alem.policies import Turn, host_view
-from alem.text.sync import gather_or_cancel, run_sync
 
 __all__ = ["episode_key", "LockStep", "play"]
 

@@ -1,4 +1,4 @@
-"""alem.arena.record: the Match checks and EpisodeRecord's round trip through episodes.jsonl."""
+"""alem.engine.record: the Match checks and EpisodeRecord's round trip through episodes.jsonl."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""alem.arena.loop.play: a match in, one record per episode out, independent of the batch layout."""
+"""alem.engine.lockstep.play: a match in, one record per episode out, independent of the batch layout."""
 
 from __future__ import annotations
 
