@@ -2,8 +2,7 @@
 
 Each error names what was wrong and how to fix it. They all derive from :class:`AlemError`,
 and those raised for a bad value also from :class:`ValueError`, so ``except ValueError``
-works as users expect. The modules that raise them re-export them under their old homes
-(``alem.text.backends.RequestFailed`` is this module's ``RequestFailed``).
+works as users expect. Import them from here.
 """
 
 from __future__ import annotations

@@ -167,5 +167,5 @@ def host_view(tree: Any) -> Any:
 
 
 register_policy("*", "random", "alem.policies:RandomPolicy")
-register_policy("*", "llm", "alem.text.llm_player:LLMPolicy")  # text-capable envs only
+register_policy("*", "llm", "alem.text.llm.player:LLMPolicy")  # text-capable envs only
 register_policy("*", "checkpoint", "alem.algos.checkpoint_player:CheckpointPolicy")  # checkpoint:<run dir>

@@ -1,4 +1,4 @@
-"""Host cost of the text bridge's batched env (:class:`alem.text.pool.TextEnvPool`) per step.
+"""Host cost of the text bridge's batched env (:class:`alem.text.train.pool.TextEnvPool`) per step.
 
 A zero-latency stub answers every pending record with a random legal move name (as the JSON
 answer format), so the time measured is the env side alone: parsing the replies, the jitted
@@ -30,7 +30,7 @@ from typing import Any
 
 import jax
 
-from alem.text.pool import TextEnvPool, answer
+from alem.text.train.pool import TextEnvPool, answer
 
 
 def stub(pending: list, rng: random.Random) -> list[str]:

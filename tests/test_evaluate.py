@@ -14,12 +14,12 @@ from hydra import compose, initialize_config_module
 from omegaconf import OmegaConf
 
 import alem
+from alem.errors import BackendUnavailable
 from alem.evaluate import ConfigError, build_players, evaluate, format_table, main, run
 from alem.policies import FunctionPolicy, make_policy, policy_names
 from alem.rundir import read_jsonl
-from alem.text.backends import BackendUnavailable
-from alem.text.llm_player import LLMPolicy
-from alem.text.testing import FakeChatServer
+from alem.text.llm.player import LLMPolicy
+from alem.text.llm.testing import FakeChatServer
 
 ROOT = Path(__file__).resolve().parents[1]
 

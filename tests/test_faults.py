@@ -22,12 +22,15 @@ import numpy as np
 import pytest
 
 import alem
+from alem.engine.sync import run_sync
+from alem.errors import CacheMiss, RequestFailed
 from alem.evaluate import EvaluationStopped, evaluate, format_table
 from alem.policies import make_policy
 from alem.rundir import JsonlWriter, read_jsonl
-from alem.text.backends import CacheMiss, OpenAIChatBackend, RequestCache, RequestFailed, run_sync
-from alem.text.llm_player import LLMPolicy
-from alem.text.testing import FakeChatServer
+from alem.text.llm.cache import RequestCache
+from alem.text.llm.openai import OpenAIChatBackend
+from alem.text.llm.player import LLMPolicy
+from alem.text.llm.testing import FakeChatServer
 
 pytestmark = pytest.mark.integration  # fault injection: hostile servers, killed runs, torn files
 

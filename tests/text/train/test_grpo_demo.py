@@ -1,4 +1,4 @@
-"""The GRPO demo (alem.text.grpo_demo): its pure helpers without torch, the loss with torch,
+"""The GRPO demo (alem.text.train.grpo_demo): its pure helpers without torch, the loss with torch,
 and one real update of the embedded SmolLM2 (slow)."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 
 import alem
 from alem.errors import ConfigError, RunDirError
-from alem.text import grpo_demo as gd
-from alem.text.pool import TextEnvPool, answer
+from alem.text.train import grpo_demo as gd
+from alem.text.train.pool import TextEnvPool, answer
 
 ROCK, PAPER, SCISSORS = (answer(m) for m in ("rock", "paper", "scissors"))
 
@@ -171,7 +171,7 @@ def _model_stack():
     for name in ("torch", "transformers", "peft", "gguf"):
         pytest.importorskip(name)
     from alem.errors import DependencyNotInstalled
-    from alem.text.local_server import default_model_path
+    from alem.text.llm.local_server import default_model_path
 
     try:
         default_model_path()
@@ -226,7 +226,7 @@ def test_the_cli_writes_results_once_and_refuses_the_same_out(tmp_path):
     results = gd.main(argv)
     saved = json.loads((out / gd.RESULTS_FILE).read_text())
     assert saved["env"] == "rock_paper_scissors-v0" and saved["opponent"] == "always:scissors"
-    assert saved["command"].startswith("python -m alem.text.grpo_demo --steps 1")
+    assert saved["command"].startswith("python -m alem.text.train.grpo_demo --steps 1")
     for mode in ("sampled", "greedy"):
         for when in ("before", "after"):
             s = saved["eval"][mode][when]

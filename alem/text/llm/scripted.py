@@ -2,8 +2,8 @@
 
 :class:`ScriptedBackend` answers without a server (``script="random"``: a
 random legal action, ``"first"``: the first legal action, or any callable),
-with the same :class:`~alem.text.chat.Reply` shape, for tests and dry runs.
-:func:`legal_names_in` is what it (and :class:`~alem.text.testing.FakeChatServer`)
+with the same :class:`~alem.text.llm.chat.Reply` shape, for tests and dry runs.
+:func:`legal_names_in` is what it (and :class:`~alem.text.llm.testing.FakeChatServer`)
 reads the legal actions from.
 """
 
@@ -15,8 +15,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from alem.text.chat import ChatBackend, Reply
-from alem.text.parsing import action_schema
+from alem.text.llm.chat import ChatBackend, Reply
+from alem.text.llm.parsing import action_schema
 
 __all__ = ["ScriptedBackend", "legal_names_in"]
 

@@ -13,8 +13,8 @@ import alem
 from alem.engine.lockstep import episode_key
 from alem.errors import AlemError, ConfigError
 from alem.policies import make_policy
-from alem.text.pool import TextEnvPool, answer, credit_rewards
-from alem.text.prompts import system_prompt, turn_prompt
+from alem.text.llm.prompts import system_prompt, turn_prompt
+from alem.text.train.pool import TextEnvPool, answer, credit_rewards
 
 
 @pytest.fixture(scope="module")

@@ -6,17 +6,12 @@ import json
 
 import pytest
 
-from alem.errors import BackendConfigError
-from alem.text.backends import (
-    BackendUnavailable,
-    CacheMiss,
-    OpenAIChatBackend,
-    RequestCache,
-    RequestFailed,
-    ScriptedBackend,
-    run_sync,
-)
-from alem.text.testing import FakeChatServer
+from alem.engine.sync import run_sync
+from alem.errors import BackendConfigError, BackendUnavailable, CacheMiss, RequestFailed
+from alem.text.llm.cache import RequestCache
+from alem.text.llm.openai import OpenAIChatBackend
+from alem.text.llm.scripted import ScriptedBackend
+from alem.text.llm.testing import FakeChatServer
 
 MSG = [{"role": "user", "content": "Legal actions: stag, hare\nYour move."}]
 LEGAL = ["stag", "hare"]
@@ -164,7 +159,7 @@ def test_scripted_backend_answers_legal_moves_reproducibly():
 
 
 def test_redact_url_hides_passwords_and_key_like_query_values():
-    from alem.text.backends import redact_url
+    from alem.text.llm.sanitize import redact_url
 
     assert redact_url("http://alice:pw@host:8000/v1") == "http://alice:***@host:8000/v1"
     assert redact_url("https://tok@host/v1") == "https://***@host/v1"

@@ -15,8 +15,8 @@ import alem
 from alem.evaluate import evaluate
 from alem.policies import FunctionPolicy, make_policy
 from alem.rundir import read_jsonl
-from alem.text.llm_player import LLMPolicy
-from alem.text.testing import FakeChatServer
+from alem.text.llm.player import LLMPolicy
+from alem.text.llm.testing import FakeChatServer
 
 FAST = dict(backend="openai", model="fake-model", backoff_s=0.001, backoff_cap_s=0.01, timeout_s=5.0)
 

@@ -37,13 +37,13 @@ from alem.engine.sync import gather_or_cancel, run_sync
 from alem.errors import AlemError, BackendConfigError, EndpointFailing, RequestFailed
 from alem.policies import Policy, Turn, host_view
 from alem.rundir import JsonlWriter
-from alem.text import local_server
-from alem.text.cache import RequestCache
-from alem.text.chat import ChatBackend
-from alem.text.openai import CHECKED_SETTINGS, OpenAIChatBackend, check_settings
-from alem.text.parsing import parse_reply
-from alem.text.prompts import feedback_prompt, system_prompt, turn_prompt
-from alem.text.scripted import ScriptedBackend
+from alem.text.llm import local_server
+from alem.text.llm.cache import RequestCache
+from alem.text.llm.chat import ChatBackend
+from alem.text.llm.openai import CHECKED_SETTINGS, OpenAIChatBackend, check_settings
+from alem.text.llm.parsing import parse_reply
+from alem.text.llm.prompts import feedback_prompt, system_prompt, turn_prompt
+from alem.text.llm.scripted import ScriptedBackend
 
 __all__ = ["LLMPolicy", "EndpointFailing", "decision_counts", "COUNTERS", "FALLBACKS", "BACKENDS"]
 
@@ -78,7 +78,7 @@ class LLMPolicy(Policy):
             ``"openai"`` (any OpenAI-compatible endpoint at ``base_url``) or ``"scripted"``.
         base_url, model, api_key_env, temperature, top_p, max_tokens, structured, timeout_s,
             max_retries, backoff_s, backoff_cap_s, extra_body: see
-            :class:`~alem.text.openai.OpenAIChatBackend`.
+            :class:`~alem.text.llm.openai.OpenAIChatBackend`.
         max_reply_bytes: the most of a reply body that is read (longer ones count as errors).
         max_consecutive_failures: the circuit breaker: after this many requests in a row that
             failed for good (after their retries), the run stops with :class:`EndpointFailing`

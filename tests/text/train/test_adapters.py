@@ -9,11 +9,11 @@ import pytest
 import alem
 from alem.engine.sync import run_sync
 from alem.errors import AlemError
-from alem.text.adapters import DecisionReward, decision_dataset, rollout
-from alem.text.export import export_experts, read_decisions
-from alem.text.openai import OpenAIChatBackend
-from alem.text.pool import TextEnvPool
-from alem.text.testing import FakeChatServer
+from alem.text.llm.openai import OpenAIChatBackend
+from alem.text.llm.testing import FakeChatServer
+from alem.text.train.adapters import DecisionReward, decision_dataset, rollout
+from alem.text.train.export import export_experts, read_decisions
+from alem.text.train.pool import TextEnvPool
 
 
 def test_rollout_through_an_openai_compatible_endpoint_with_faults():

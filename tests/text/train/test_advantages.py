@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from alem.text.advantages import (
+from alem.text.train.advantages import (
     RoleBaseline,
     discounted_returns,
     grpo_advantages,

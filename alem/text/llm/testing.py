@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from alem.text.scripted import legal_names_in
+from alem.text.llm.scripted import legal_names_in
 
 __all__ = ["FakeChatServer", "FAULTS_SERVED"]
 

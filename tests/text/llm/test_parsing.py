@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import alem
-from alem.text.parsing import MAX_PARSE_CHARS, action_schema, parse_reply
+from alem.text.llm.parsing import MAX_PARSE_CHARS, action_schema, parse_reply
 
 TEXT_ENVS = sorted(k for k, spec in alem.registry().items() if spec.text)
 

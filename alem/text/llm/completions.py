@@ -4,7 +4,7 @@
 reason of a well-formed completion and raise ``ValueError`` (only) on anything else: bad
 JSON, nesting too deep, token counts that are not counts, no choices. The backend counts
 that as a ``malformed`` reply (retried), and validates cached replies the same way.
-Text is passed through :func:`~alem.text.sanitize.clean_text`.
+Text is passed through :func:`~alem.text.llm.sanitize.clean_text`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import json
 import math
 from typing import Any
 
-from alem.text.sanitize import clean_text
+from alem.text.llm.sanitize import clean_text
 
 __all__ = ["parse_completion", "parse_body"]
 

@@ -8,21 +8,21 @@ the legal action names. Calls are retried with exponential backoff and jitter
 on 429, 5xx, timeouts, connection errors and malformed 200 replies, never on
 other 4xx. ``structured="auto"`` drops ``response_format`` for the rest of the
 run when the server rejects it with a 400. Replies can be cached
-(:class:`~alem.text.cache.RequestCache`).
+(:class:`~alem.text.llm.cache.RequestCache`).
 
 Limits against a slow or hostile server: ``timeout_s`` is a deadline for the whole
 request (connect, send and the complete reply), however slowly the bytes trickle in;
 a reply body larger than ``max_reply_bytes`` is cut there and counted as an
 ``oversized`` error (retried); any reply that is not a well-formed completion (bad
 JSON, nesting too deep, token counts that are not counts, no choices; see
-:mod:`alem.text.completions`) is a ``malformed`` error (retried), never an exception
+:mod:`alem.text.llm.completions`) is a ``malformed`` error (retried), never an exception
 that stops a run. Text that UTF-8 cannot hold (lone surrogates) is replaced by U+FFFD
 before anything stores it. Credentials in ``base_url`` (``http://user:key@host``,
 ``?api_key=``) are used for requests but never shown: messages and :meth:`describe`
-carry :func:`~alem.text.sanitize.redact_url`'s form.
+carry :func:`~alem.text.llm.sanitize.redact_url`'s form.
 
 :func:`check_settings` validates the request settings named in :data:`CHECKED_SETTINGS`
-(the backend on construction, :class:`~alem.text.llm_player.LLMPolicy` before any server starts).
+(the backend on construction, :class:`~alem.text.llm.player.LLMPolicy` before any server starts).
 """
 
 from __future__ import annotations
@@ -46,11 +46,11 @@ from alem.errors import (
     RequestFailed,
     TextBackendError,
 )
-from alem.text.cache import RequestCache
-from alem.text.chat import ChatBackend, Reply
-from alem.text.completions import parse_body, parse_completion
-from alem.text.parsing import action_schema
-from alem.text.sanitize import clean_text, redact_url
+from alem.text.llm.cache import RequestCache
+from alem.text.llm.chat import ChatBackend, Reply
+from alem.text.llm.completions import parse_body, parse_completion
+from alem.text.llm.parsing import action_schema
+from alem.text.llm.sanitize import clean_text, redact_url
 
 __all__ = ["OpenAIChatBackend", "check_settings", "CHECKED_SETTINGS"]
 

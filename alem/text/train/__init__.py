@@ -1,0 +1,12 @@
+"""Tools for training LLMs on alem envs (SPIRAL- and MARS-style self-play, SFT data).
+
+- :mod:`alem.text.train.pool`: ``TextEnvPool``, N envs in lock-step as chat prompts and replies.
+- :mod:`alem.text.train.advantages`: GRPO, SPIRAL's role-conditioned and turn-level advantages.
+- :mod:`alem.text.train.export`: trajectories as chat-format JSONL (arena runs, scripted
+  experts); ``python -m alem.text.train.export``.
+- :mod:`alem.text.train.adapters`: rollouts through any chat backend, a TRL-style one-move reward.
+- :mod:`alem.text.train.grpo_demo`: a small GRPO run with torch (``python -m
+  alem.text.train.grpo_demo``, the ``llmtrain`` extra).
+
+These sit above the player (:mod:`alem.text.llm`) and the arena, which they use.
+"""
