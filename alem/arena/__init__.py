@@ -40,7 +40,7 @@ The modules:
 - :mod:`alem.arena.evaluation`: :func:`evaluate`, one run in a run directory.
 - :mod:`alem.arena.stats`: :func:`summarize_run`, the per-seat statistics.
 - :mod:`alem.arena.table`: :func:`format_table` and the results files.
-- :mod:`alem.arena.cli`: the Hydra app (:func:`run`, :func:`main`); ``alem.evaluate`` re-exports it all.
+- :mod:`alem.arena.command`: the `python -m alem.evaluate` command, a Hydra app (:func:`run`, :func:`main`); ``alem.evaluate`` re-exports it all.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from alem.extras import require
 
 require("arena", "alem.arena")
 
-from alem.arena.cli import RESUME_FREE, main, run
+from alem.arena.command import RESUME_FREE, main, run
 from alem.arena.evaluation import evaluate
 from alem.arena.players import build_players, label_of, parse_spec
 from alem.arena.stats import HIGH_FALLBACK_RATE, ci95, summarize_run

@@ -9,7 +9,7 @@ from hydra import compose, initialize_config_module
 
 import alem
 from alem.arena import tournament as tour
-from alem.arena.cli import run
+from alem.arena.command import run
 from alem.arena.players import build_player
 from alem.arena.table import format_tournament
 from alem.engine.record import EPISODES_FILE, read_episodes

@@ -11,7 +11,7 @@ import time
 import pytest
 from hydra import compose, initialize_config_module
 
-from alem.arena.cli import run
+from alem.arena.command import run
 from alem.arena.table import format_tournament
 
 HAVE_MODEL = (

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_module
 
-from alem.arena.cli import run
+from alem.arena.command import run
 
 pytestmark = pytest.mark.integration  # executes a notebook
 
