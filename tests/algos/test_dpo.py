@@ -94,7 +94,7 @@ def test_kl_of_one_policy_computed_twice_is_never_negative_and_the_loss_stays_fi
     assert np.isfinite(float(dpo_surrogate(1.0, 1.0, jnp.float32(-1e-7), 1.0, 1.0)))
 
 
-def test_a_real_dpo_update_stays_finite_and_moves_the_policy():
+def test_a_real_dpo_update_stays_finite():
     """The coordination game with the reference table's batch (16 envs x 128 steps): before the
     fix, some recomputed KLs at the old policy were below 0 and the first update made every
     parameter NaN. A NaN policy still acts (always the same action), which on this game and on
@@ -105,7 +105,9 @@ def test_a_real_dpo_update_stays_finite_and_moves_the_policy():
     state, m = jax.jit(lambda s: learner.run(s, 2))(learner.init(jax.random.key(0)))
     assert all(np.isfinite(np.asarray(x)).all() for x in jax.tree.leaves(state.params))
     assert np.isfinite(np.asarray(m["policy_loss"])).all()
-    assert float(m["kl_after_update"][-1]) > 0  # the policy moved
+    # Not "the policy moved": with beta1 = 1 the sqrt(KL) term holds the first updates at the old
+    # policy (KL ~1e-7, rounding, sometimes exactly 0; docs/learners.md "DPO"). That DPO moves
+    # toward positive advantages is the objective test above.
 
 
 # ------------------------------------------------------------------ the beta rule over a sequence
