@@ -11,7 +11,8 @@ from alem.extras import require
 require("train", "alem.algos")
 
 from alem.algos.config import LearnerConfig, LearnerConfigError
-from alem.algos.ppo import Learner, LearnerState, make_learner
+from alem.algos.ppo import Learner, make_learner
+from alem.algos.state import LearnerState
 from alem.algos.variants import VARIANTS, make_config
 
 __all__ = [

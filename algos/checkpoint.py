@@ -1,6 +1,6 @@
 """Checkpoints of training runs: orbax directories ``<run>/checkpoints/chunk_<k>``.
 
-A checkpoint holds the whole vmapped :class:`~alem.algos.ppo.LearnerState`
+A checkpoint holds the whole vmapped :class:`~alem.algos.state.LearnerState`
 (parameters, optimiser, env states, PRNG keys), so a resumed run continues
 exactly where the saved one stopped. Typed PRNG keys are stored as their raw
 ``uint32`` data and rebuilt from the template on restore. Orbax writes to a

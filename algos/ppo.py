@@ -37,14 +37,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any, ClassVar
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
 
-from alem import struct
 from alem.algos import joint as joint_actions
 from alem.algos import selfplay as sp
 from alem.algos.config import LearnerConfig, LearnerConfigError
@@ -60,84 +59,13 @@ from alem.algos.losses import (
     update_dpo_betas,
 )
 from alem.algos.networks import Network
+from alem.algos.state import Batch, LearnerState, ValueNorm
 from alem.core import MultiAgentEnv
 from alem.errors import did_you_mean
-from alem.rollout import episode_totals, random_legal_actions
+from alem.rollout import episode_totals
 from alem.wrappers import BatchedAutoReset, EpisodeStats
 
-__all__ = ["Learner", "LearnerState", "make_learner"]
-
-
-@struct.dataclass
-class ValueNorm:
-    """Debiased running mean and second moment of value targets (MAPPO's value normalisation)."""
-
-    mean: jax.Array
-    mean_sq: jax.Array
-    debias: jax.Array
-
-    @classmethod
-    def create(cls) -> ValueNorm:
-        z = jnp.zeros((), jnp.float32)
-        return cls(z, z, z)
-
-    def stats(self) -> tuple[jax.Array, jax.Array]:
-        d = jnp.maximum(self.debias, 1e-5)
-        mean = self.mean / d
-        var = jnp.maximum(self.mean_sq / d - mean**2, 1e-2)
-        return mean, jnp.sqrt(var)
-
-    def update(self, x: jax.Array, weight: jax.Array, beta: float) -> ValueNorm:
-        w = weight / jnp.maximum(weight.sum(), 1.0)
-        m, m2 = (x * w).sum(), (x**2 * w).sum()
-        return ValueNorm(
-            beta * self.mean + (1 - beta) * m,
-            beta * self.mean_sq + (1 - beta) * m2,
-            beta * self.debias + (1 - beta),
-        )
-
-
-@struct.dataclass
-class LearnerState:
-    params: Any  # {"actor": [K, ...], "critic": [K, ...]}
-    opt_state: Any  # per role: leading axis K
-    env_state: Any  # batched [E]
-    timestep: Any  # batched [E]
-    hidden: Any  # {"actor": [E, Ma, H], "critic": [E, M, H]}
-    resets: jax.Array  # bool [E]: the current obs starts an episode
-    value_norm: ValueNorm
-    betas: jax.Array  # float32 [2, M]: DPO's beta1 and beta2 per unit
-    key: jax.Array
-    update: jax.Array  # int32 [] updates done
-    pool: Any = None  # self-play only: the opponent pool (alem.algos.selfplay.Pool)
-    match: Any = None  # self-play only: {"seat": int32 [E], "slot": int32 [E]} of each env's episode
-
-    #: Fields with the env batch as their leading axis: a data-parallel run splits them over
-    #: devices and replicates the rest (:func:`alem.training.shard_state`).
-    batched_fields: ClassVar[tuple[str, ...]] = ("env_state", "timestep", "hidden", "resets", "match")
-
-
-@struct.dataclass
-class Batch:
-    """One rollout, time-major ``[T, E, ...]``."""
-
-    obs: jax.Array
-    gstate: jax.Array
-    mask: jax.Array  # [T, E, N, A]
-    acting: jax.Array  # [T, E, N]
-    action: jax.Array  # [T, E, Md] in distribution space ([T, E, Md, D] for continuous actions)
-    old_logp: jax.Array  # [T, E, Md] log-probability of the action taken
-    old_table: (
-        jax.Array
-    )  # [T, E, Md, P] the old distribution's parameters (DPO's exact KL); [..., 0] otherwise
-    value: jax.Array  # [T, E, M] denormalised
-    value_raw: jax.Array  # [T, E, M] network output
-    reward: jax.Array  # [T, E, M]
-    done: jax.Array  # [T, E]
-    truncated: jax.Array  # [T, E]
-    final_value: jax.Array  # [T, E, M]
-    resets: jax.Array  # [T, E]
-    seat_w: Any = None  # self-play only: float [T, E, M], 1 on the learner's units (its seat; both vs itself)
+__all__ = ["Learner", "make_learner"]
 
 
 def _weighted_mean(x: jax.Array, w: jax.Array) -> jax.Array:
@@ -152,7 +80,7 @@ def _normalized(adv: jax.Array, w: jax.Array) -> jax.Array:
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class Learner:
+class Learner(sp.SelfPlayMatches):
     """A compiled-once PPO learner for one env and one config (see the module docstring)."""
 
     env: MultiAgentEnv  # EpisodeStats(raw env), one env
@@ -392,116 +320,6 @@ class Learner:
         logp_table = self.distribution(out[0], mask)
         dist_actions = self.head.mode(logp_table) if greedy else self.head.sample(key, logp_table)
         return h, self.env_actions(dist_actions), dist_actions, logp_table
-
-    # ------------------------------------------------------------------ self-play
-    def _draw_matches(self, pool: sp.Pool | None, key: jax.Array, num_envs: int) -> dict[str, jax.Array]:
-        """Per env: the learner's seat (uniform over the two) and the opponent's pool slot
-        (-1: the current parameters, with probability ``selfplay_current``, or always without a
-        pool; -2: the uniform-random player, with probability ``selfplay_random``, the learner
-        then in seat ``selfplay_random_seat`` if that is set)."""
-        c = self.cfg
-        k_seat, k_slot, k_who = jax.random.split(key, 3)
-        if pool is None:
-            slot = jnp.full((num_envs,), -1)
-        else:
-            w = sp.opponent_weights(pool, c.selfplay, c.pfsp_power)
-            slot = jax.random.categorical(k_slot, jnp.log(w), shape=(num_envs,))
-        if c.selfplay_current > 0 or c.selfplay_random > 0:
-            u = jax.random.uniform(k_who, (num_envs,))
-            slot = jnp.where(u < c.selfplay_current, -1, slot)
-            slot = jnp.where((u >= c.selfplay_current) & (u < c.selfplay_current + c.selfplay_random), -2, slot)
-        seat = jax.random.randint(k_seat, (num_envs,), 0, self.n)
-        if c.selfplay_random_seat >= 0:
-            seat = jnp.where(slot == -2, c.selfplay_random_seat, seat)
-        return {"seat": seat.astype(jnp.int32), "slot": slot.astype(jnp.int32)}
-
-    def seat_weights(self, match: dict[str, jax.Array]) -> jax.Array:
-        """float ``[B, N]``: 1 on the units the learner plays (both against its current self)."""
-        mine = jnp.arange(self.n)[None] == match["seat"][:, None]
-        return (mine | (match["slot"] == -1)[:, None]).astype(jnp.float32)
-
-    def opponent_actions(self, pool_actor, slot, obs, gstate, mask, key) -> jax.Array:
-        """Env actions ``[B, N]`` of every env's pool snapshot ``slot [B]`` (params gathered per env)."""
-        b = slot.shape[0]
-        per_env = jax.tree.map(lambda a: a[jnp.maximum(slot, 0)], pool_actor)
-        h = self.actor_net.initial_hidden((1, self.n))
-
-        def one(p, o, g, mk, k):
-            _, act, _, _ = self.act({"actor": p}, h, o[None], g[None], mk[None], jnp.ones((1,), bool), k)
-            return act[0]
-
-        return jax.vmap(one)(per_env, obs, gstate, mask, jax.random.split(key, b))
-
-    def match_actions(self, learner_act, pool_actor, match, obs, gstate, mask, key) -> jax.Array:
-        """``learner_act [B, N]`` on each env's learner seat, its opponent's elsewhere: the pool
-        snapshot's (``pool_actor``; None without a pool) or uniform-random legal moves (slot -2)."""
-        if pool_actor is None:  # the current self (its actions are the learner's) or random
-            opp = random_legal_actions(key, mask)
-        elif self.cfg.selfplay_random == 0:  # pool snapshots only: the key stream of pool runs as before
-            opp = self.opponent_actions(pool_actor, match["slot"], obs, gstate, mask, key)
-        else:
-            k_pool, k_rand = jax.random.split(key)
-            from_pool = self.opponent_actions(pool_actor, match["slot"], obs, gstate, mask, k_pool)
-            opp = jnp.where((match["slot"] == -2)[:, None], random_legal_actions(k_rand, mask), from_pool)
-        mine = self.seat_weights(match) > 0
-        return jnp.where(mine.reshape(mine.shape + (1,) * (opp.ndim - 2)), learner_act, opp)
-
-    @functools.cached_property
-    def _eval_batch(self) -> BatchedAutoReset:
-        return BatchedAutoReset(self.env, self.cfg.pool_size * self.cfg.psro_eval_envs)
-
-    def pool_payoffs(self, actor, pool: sp.Pool, key: jax.Array, env_params: Any) -> jax.Array:
-        """float32 ``[K]``: mean return of ``actor`` against each pool slot (PSRO's meta-game row).
-
-        ``psro_eval_envs`` envs per slot, half with ``actor`` in each seat, ``psro_eval_steps``
-        steps with auto-reset; every episode that ends counts (0 for a slot with none).
-        """
-        c = self.cfg
-        k, m = c.pool_size, c.psro_eval_envs
-        batch = self._eval_batch
-        match = {"slot": jnp.repeat(jnp.arange(k, dtype=jnp.int32), m), "seat": jnp.arange(k * m) % self.n}
-        params = {"actor": actor}
-        h = self.actor_net.initial_hidden((k * m, self.n))
-        k_reset, k_run = jax.random.split(key)
-        env_state, ts = batch.reset(k_reset, env_params)
-
-        def step(carry, key):
-            env_state, ts, ret, n = carry
-            k_act, k_opp, k_env = jax.random.split(key, 3)
-            if self.uses_global_state:
-                g = jax.vmap(self.env.global_state, in_axes=(0, None))(env_state, env_params)
-            else:
-                g = jnp.zeros((k * m, 0), jnp.float32)
-            _, act, _, _ = self.act(params, h, ts.obs, g, ts.action_mask, jnp.ones((k * m,), bool), k_act)
-            act = self.match_actions(act, pool.actor, match, ts.obs, g, ts.action_mask, k_opp)
-            env_state, ts = batch.step(k_env, env_state, act, env_params)
-            done = ts.info["episode_done"]
-            r = jnp.take_along_axis(ts.info["episode_return"], match["seat"][:, None], 1)[:, 0]
-            return (env_state, ts, ret + jnp.where(done, r, 0.0), n + done), None
-
-        zeros = jnp.zeros((k * m,), jnp.float32)
-        (_, _, ret, n), _ = jax.lax.scan(
-            step, (env_state, ts, zeros, zeros), jax.random.split(k_run, c.psro_eval_steps)
-        )
-        return ret.reshape(k, m).sum(1) / jnp.maximum(n.reshape(k, m).sum(1), 1.0)
-
-    def _after_update(self, state: LearnerState, env_params: Any) -> LearnerState:
-        """Every ``snapshot_every`` updates: the actor into the pool (and, for PSRO, its meta-game
-        row and a new meta-Nash mixture)."""
-        c = self.cfg
-        key, k_slot, k_eval = jax.random.split(state.key, 3)
-        actor = state.params["actor"]
-
-        def snapshot(pool):
-            pool, slot = sp.add_snapshot(pool, actor, k_slot, c.pool_replace)
-            if c.selfplay == "psro":
-                values = self.pool_payoffs(actor, pool, k_eval, env_params)
-                pool = sp.set_payoffs(pool, slot, values, c.psro_iters)
-            return pool
-
-        take = state.update % c.snapshot_every == 0
-        pool = jax.lax.cond(take, snapshot, lambda pool: pool, state.pool)
-        return state.replace(pool=pool, key=key)
 
     def values(self, params, hidden, critic_in, resets, value_norm: ValueNorm):
         h, out = self._apply(self.critic_net, params["critic"], hidden, critic_in[None], resets[None])

@@ -29,12 +29,15 @@ Everything here is a pure JAX function of arrays; the learner calls them inside 
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 
 from alem import struct
+from alem.rollout import random_legal_actions
+from alem.wrappers import BatchedAutoReset
 
 __all__ = [
     "Pool",
@@ -46,6 +49,7 @@ __all__ = [
     "record_games",
     "add_snapshot",
     "set_payoffs",
+    "SelfPlayMatches",
 ]
 
 
@@ -196,3 +200,121 @@ def set_payoffs(pool: Pool, slot: jax.Array, values: jax.Array, iters: int) -> P
     m = jnp.where(hot[:, None], row[None, :], pool.payoff)
     m = jnp.where(hot[None, :], -row[:, None], m)
     return pool.replace(payoff=m, mix=meta_nash(m, filled, iters))
+
+
+class SelfPlayMatches:
+    """The match mechanics of self-play, a mixin of the PPO core (:class:`alem.algos.ppo.Learner`,
+    whose ``cfg``, ``n``, ``env``, ``act``, ``actor_net`` and ``uses_global_state`` it reads):
+    who plays which seat against which pool slot, the opponents' actions, PSRO's meta-game row,
+    and the snapshot taken after an update."""
+
+    def _draw_matches(self, pool: Pool | None, key: jax.Array, num_envs: int) -> dict[str, jax.Array]:
+        """Per env: the learner's seat (uniform over the two) and the opponent's pool slot
+        (-1: the current parameters, with probability ``selfplay_current``, or always without a
+        pool; -2: the uniform-random player, with probability ``selfplay_random``, the learner
+        then in seat ``selfplay_random_seat`` if that is set)."""
+        c = self.cfg
+        k_seat, k_slot, k_who = jax.random.split(key, 3)
+        if pool is None:
+            slot = jnp.full((num_envs,), -1)
+        else:
+            w = opponent_weights(pool, c.selfplay, c.pfsp_power)
+            slot = jax.random.categorical(k_slot, jnp.log(w), shape=(num_envs,))
+        if c.selfplay_current > 0 or c.selfplay_random > 0:
+            u = jax.random.uniform(k_who, (num_envs,))
+            slot = jnp.where(u < c.selfplay_current, -1, slot)
+            slot = jnp.where(
+                (u >= c.selfplay_current) & (u < c.selfplay_current + c.selfplay_random), -2, slot
+            )
+        seat = jax.random.randint(k_seat, (num_envs,), 0, self.n)
+        if c.selfplay_random_seat >= 0:
+            seat = jnp.where(slot == -2, c.selfplay_random_seat, seat)
+        return {"seat": seat.astype(jnp.int32), "slot": slot.astype(jnp.int32)}
+
+    def seat_weights(self, match: dict[str, jax.Array]) -> jax.Array:
+        """float ``[B, N]``: 1 on the units the learner plays (both against its current self)."""
+        mine = jnp.arange(self.n)[None] == match["seat"][:, None]
+        return (mine | (match["slot"] == -1)[:, None]).astype(jnp.float32)
+
+    def opponent_actions(self, pool_actor, slot, obs, gstate, mask, key) -> jax.Array:
+        """Env actions ``[B, N]`` of every env's pool snapshot ``slot [B]`` (params gathered per env)."""
+        b = slot.shape[0]
+        per_env = jax.tree.map(lambda a: a[jnp.maximum(slot, 0)], pool_actor)
+        h = self.actor_net.initial_hidden((1, self.n))
+
+        def one(p, o, g, mk, k):
+            _, act, _, _ = self.act({"actor": p}, h, o[None], g[None], mk[None], jnp.ones((1,), bool), k)
+            return act[0]
+
+        return jax.vmap(one)(per_env, obs, gstate, mask, jax.random.split(key, b))
+
+    def match_actions(self, learner_act, pool_actor, match, obs, gstate, mask, key) -> jax.Array:
+        """``learner_act [B, N]`` on each env's learner seat, its opponent's elsewhere: the pool
+        snapshot's (``pool_actor``; None without a pool) or uniform-random legal moves (slot -2)."""
+        if pool_actor is None:  # the current self (its actions are the learner's) or random
+            opp = random_legal_actions(key, mask)
+        elif self.cfg.selfplay_random == 0:  # pool snapshots only: the key stream of pool runs as before
+            opp = self.opponent_actions(pool_actor, match["slot"], obs, gstate, mask, key)
+        else:
+            k_pool, k_rand = jax.random.split(key)
+            from_pool = self.opponent_actions(pool_actor, match["slot"], obs, gstate, mask, k_pool)
+            opp = jnp.where((match["slot"] == -2)[:, None], random_legal_actions(k_rand, mask), from_pool)
+        mine = self.seat_weights(match) > 0
+        return jnp.where(mine.reshape(mine.shape + (1,) * (opp.ndim - 2)), learner_act, opp)
+
+    @functools.cached_property
+    def _eval_batch(self) -> BatchedAutoReset:
+        return BatchedAutoReset(self.env, self.cfg.pool_size * self.cfg.psro_eval_envs)
+
+    def pool_payoffs(self, actor, pool: Pool, key: jax.Array, env_params: Any) -> jax.Array:
+        """float32 ``[K]``: mean return of ``actor`` against each pool slot (PSRO's meta-game row).
+
+        ``psro_eval_envs`` envs per slot, half with ``actor`` in each seat, ``psro_eval_steps``
+        steps with auto-reset; every episode that ends counts (0 for a slot with none).
+        """
+        c = self.cfg
+        k, m = c.pool_size, c.psro_eval_envs
+        batch = self._eval_batch
+        match = {"slot": jnp.repeat(jnp.arange(k, dtype=jnp.int32), m), "seat": jnp.arange(k * m) % self.n}
+        params = {"actor": actor}
+        h = self.actor_net.initial_hidden((k * m, self.n))
+        k_reset, k_run = jax.random.split(key)
+        env_state, ts = batch.reset(k_reset, env_params)
+
+        def step(carry, key):
+            env_state, ts, ret, n = carry
+            k_act, k_opp, k_env = jax.random.split(key, 3)
+            if self.uses_global_state:
+                g = jax.vmap(self.env.global_state, in_axes=(0, None))(env_state, env_params)
+            else:
+                g = jnp.zeros((k * m, 0), jnp.float32)
+            _, act, _, _ = self.act(params, h, ts.obs, g, ts.action_mask, jnp.ones((k * m,), bool), k_act)
+            act = self.match_actions(act, pool.actor, match, ts.obs, g, ts.action_mask, k_opp)
+            env_state, ts = batch.step(k_env, env_state, act, env_params)
+            done = ts.info["episode_done"]
+            r = jnp.take_along_axis(ts.info["episode_return"], match["seat"][:, None], 1)[:, 0]
+            return (env_state, ts, ret + jnp.where(done, r, 0.0), n + done), None
+
+        zeros = jnp.zeros((k * m,), jnp.float32)
+        (_, _, ret, n), _ = jax.lax.scan(
+            step, (env_state, ts, zeros, zeros), jax.random.split(k_run, c.psro_eval_steps)
+        )
+        return ret.reshape(k, m).sum(1) / jnp.maximum(n.reshape(k, m).sum(1), 1.0)
+
+    def _after_update(self, state: Any, env_params: Any) -> Any:
+        """Every ``snapshot_every`` updates: the actor into the pool (and, for PSRO, its meta-game
+        row and a new meta-Nash mixture)."""
+        c = self.cfg
+        key, k_slot, k_eval = jax.random.split(state.key, 3)
+        actor = state.params["actor"]
+
+        def snapshot(pool):
+            pool, slot = add_snapshot(pool, actor, k_slot, c.pool_replace)
+            if c.selfplay == "psro":
+                values = self.pool_payoffs(actor, pool, k_eval, env_params)
+                pool = set_payoffs(pool, slot, values, c.psro_iters)
+            return pool
+
+        take = state.update % c.snapshot_every == 0
+        pool = jax.lax.cond(take, snapshot, lambda pool: pool, state.pool)
+        return state.replace(pool=pool, key=key)

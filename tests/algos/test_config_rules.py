@@ -89,7 +89,7 @@ def test_value_norm_statistics_and_round_trip_on_a_known_sequence():
     import jax.numpy as jnp
     import numpy as np
 
-    from alem.algos.ppo import ValueNorm
+    from alem.algos.state import ValueNorm
 
     vn = ValueNorm.create().update(jnp.array([1.0, 3.0]), jnp.ones(2), beta=0.5)
     mean, std = vn.stats()
