@@ -62,7 +62,7 @@ def hydra_app(prog: str, config_name: str, body: Callable[[Any], None]) -> Calla
     The shorthand ``env=<registered id>`` works, and an :class:`AlemError` (bad value, occupied
     run dir, dead endpoint, ...) ends the program with ``<prog>: error: <message>`` and exit 1
     instead of a traceback. Ctrl-C ends it with one line saying what was kept and how to
-    continue (exit 130).
+    continue (the shell sees status 130).
     """
     import hydra
 
