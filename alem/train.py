@@ -28,6 +28,7 @@ require("train", "python -m alem.train", cli=__name__ == "__main__")
 import dataclasses
 import json
 import math
+import os
 import platform
 from pathlib import Path
 from typing import Any
@@ -208,8 +209,6 @@ def _nbytes(x: Any) -> int:
 
 def _memory_bytes(num_devices: int) -> int | None:
     """Memory of the devices a run uses (host RAM on CPU); None where it cannot be read."""
-    import os
-
     dev = jax.devices()[0]
     stats = dev.memory_stats() if hasattr(dev, "memory_stats") else None
     if stats and stats.get("bytes_limit"):

@@ -22,6 +22,7 @@ import re
 import shutil
 import sys
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -64,10 +65,21 @@ def _failure_noise_dropped(settle_s: float = 1.0) -> Iterator[None]:
     finally:
         if failed:
             time.sleep(settle_s)
+            # The abandoned write coroutines are collected later, at exit at the latest, each
+            # with a "coroutine ... was never awaited" warning after the run's one-line error.
+            warnings.filterwarnings(
+                "ignore", message="coroutine .* was never awaited", category=RuntimeWarning
+            )
         sys.stderr = stderr
         absl.setLevel(level)
         if not failed and held.getvalue():
             stderr.write(held.getvalue())
+
+
+def _reason(e: BaseException) -> str:
+    """``Type: first line of the message`` (orbax's messages run to many lines)."""
+    lines = str(e).splitlines()
+    return f"{type(e).__name__}: {lines[0][:200] if lines else ''}"
 
 
 def _is_key(x: Any) -> bool:
@@ -98,9 +110,7 @@ def save(run_dir: str | Path, chunk: int, tree: Any, keep: int = 2) -> Path:
         with _failure_noise_dropped():
             ckpt.save(path.resolve(), args=ocp.args.StandardSave(_to_raw(tree)))
     except Exception as e:  # OSError, or orbax wrapping one
-        raise CheckpointError(
-            f"checkpoint {path} could not be written ({type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''})"
-        ) from None
+        raise CheckpointError(f"checkpoint {path} could not be written ({_reason(e)})") from None
     finally:
         ckpt.close()
     for old in sorted(p for p in root.iterdir() if _NAME.match(p.name))[:-keep]:
@@ -136,7 +146,7 @@ def restore(path: str | Path, template: Any) -> Any:
         raw = ckpt.restore(path, args=ocp.args.StandardRestore(abstract))
     except Exception as e:  # orbax raises many types for unreadable or mismatched data
         raise CheckpointError(
-            f"checkpoint {path} could not be restored ({type(e).__name__}: {str(e).splitlines()[0][:200]}); "
+            f"checkpoint {path} could not be restored ({_reason(e)}); "
             "it is corrupt or was written by a different configuration"
         ) from None
     finally:
