@@ -20,6 +20,8 @@ __all__ = [
     "update_dpo_betas",
     "happo_factor",
     "linear_coef",
+    "weighted_mean",
+    "normalized",
 ]
 
 _NEG = -1e9  # logit of an illegal action: exp() underflows to exactly 0
@@ -115,3 +117,15 @@ def linear_coef(update: Array, start: float, end: float, num_updates: int) -> Ar
         return jnp.float32(start)
     frac = jnp.clip(jnp.asarray(update, jnp.float32) / max(num_updates - 1, 1), 0.0, 1.0)
     return jnp.float32(start) + (end - start) * frac
+
+
+def weighted_mean(x: Array, w: Array) -> Array:
+    """The mean of ``x`` weighted by ``w`` (broadcast to ``x``); 0 where every weight is 0."""
+    w = jnp.broadcast_to(w, x.shape).astype(jnp.float32)
+    return (x * w).sum() / jnp.maximum(w.sum(), 1.0)
+
+
+def normalized(adv: Array, w: Array) -> Array:
+    """Advantages standardised by their ``w``-weighted mean and standard deviation."""
+    mu = weighted_mean(adv, w)
+    return (adv - mu) / jnp.sqrt(weighted_mean((adv - mu) ** 2, w) + 1e-8)

@@ -31,6 +31,12 @@ seat's actions come from its snapshot (a per-env gather of the pool, vmapped ove
 every loss term, the advantage normalisation and the value statistics weight only the
 learner seat's units (``Batch.seat_w``). ``cfg.selfplay_random`` seats the uniform-random
 player (slot -2) in that share of episodes, with or without a pool.
+
+What the variants change lives next to this core, not inside it: the agent -> unit layout of
+centralised actors (CPPO) in :mod:`~alem.algos.units`, HAPPO's sequential update in
+:mod:`~alem.algos.happo`, DPO's adaptive penalties in :mod:`~alem.algos.dpo`, parameter sharing
+in :mod:`~alem.algos.sharing`, the self-play matches in :mod:`~alem.algos.selfplay`, and the
+checks of which config fits which env in :mod:`~alem.algos.compat`.
 """
 
 from __future__ import annotations
@@ -44,43 +50,32 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from alem.algos import joint as joint_actions
 from alem.algos import selfplay as sp
-from alem.algos.config import LearnerConfig, LearnerConfigError
-from alem.algos.distributions import CategoricalHead, GaussianHead
+from alem.algos.compat import check_fits, check_roles
+from alem.algos.config import LearnerConfig
+from alem.algos.dpo import adapt_penalties
 from alem.algos.gae import gae
+from alem.algos.happo import sequential_update
 from alem.algos.losses import (
     clipped_surrogate,
     clipped_value_loss,
     dpo_surrogate,
-    happo_factor,
     linear_coef,
-    masked_log_softmax,
-    update_dpo_betas,
+    normalized,
+    weighted_mean,
 )
-from alem.algos.networks import Network
+from alem.algos.sharing import resolve_roles
 from alem.algos.state import Batch, LearnerState, ValueNorm
+from alem.algos.units import UnitLayout
 from alem.core import MultiAgentEnv
-from alem.errors import did_you_mean
 from alem.rollout import episode_totals
 from alem.wrappers import BatchedAutoReset, EpisodeStats
 
 __all__ = ["Learner", "make_learner"]
 
 
-def _weighted_mean(x: jax.Array, w: jax.Array) -> jax.Array:
-    w = jnp.broadcast_to(w, x.shape).astype(jnp.float32)
-    return (x * w).sum() / jnp.maximum(w.sum(), 1.0)
-
-
-def _normalized(adv: jax.Array, w: jax.Array) -> jax.Array:
-    """Advantages standardised by their ``w``-weighted mean and standard deviation."""
-    mu = _weighted_mean(adv, w)
-    return (adv - mu) / jnp.sqrt(_weighted_mean((adv - mu) ** 2, w) + 1e-8)
-
-
 @dataclasses.dataclass(frozen=True, eq=False)
-class Learner(sp.SelfPlayMatches):
+class Learner(UnitLayout, sp.SelfPlayMatches):
     """A compiled-once PPO learner for one env and one config (see the module docstring)."""
 
     env: MultiAgentEnv  # EpisodeStats(raw env), one env
@@ -88,165 +83,6 @@ class Learner(sp.SelfPlayMatches):
     roles: np.ndarray  # role (parameter set) per unit, [M]
     num_roles: int
     batch: BatchedAutoReset  # the num_envs copies of ``env``, auto-reset
-
-    # ------------------------------------------------------------------ static description
-    @property
-    def raw_env(self) -> MultiAgentEnv:
-        return self.env.unwrapped
-
-    @property
-    def n(self) -> int:
-        return self.env.num_agents
-
-    @property
-    def num_actions(self) -> int:
-        return self.env.num_actions
-
-    @functools.cached_property
-    def head(self) -> CategoricalHead | GaussianHead:
-        """The policy head: categorical over (joint) actions, or a Gaussian for continuous actions."""
-        if self.env.continuous_actions:
-            space = self.env.action_space(0)
-            return GaussianHead(space.low.reshape(-1), space.high.reshape(-1), self.cfg.log_std_init)
-        per_unit = {"local": self.num_actions, "joint": self.num_actions}.get(
-            self.cfg.actor, self.num_actions**self.n
-        )
-        return CategoricalHead(per_unit)
-
-    @property
-    def centralised(self) -> bool:
-        return self.cfg.actor != "local"
-
-    @property
-    def num_units(self) -> int:
-        """Advantage/value units: one per agent (decentralised) or one for the team."""
-        return 1 if self.centralised else self.n
-
-    @property
-    def matched(self) -> bool:
-        """Each episode has a learner seat and an opponent (a pool snapshot, the current self or
-        the random player): ``selfplay != "off"`` or ``selfplay_random > 0``."""
-        return self.cfg.selfplay != "off" or self.cfg.selfplay_random > 0
-
-    @property
-    def uses_global_state(self) -> bool:
-        return self.cfg.critic == "global" or self.centralised
-
-    def _obs_dim(self) -> int:
-        return int(np.prod(self.env.observation_space().shape[1:]))
-
-    @property
-    def actor_net(self) -> Network:
-        c = self.cfg
-        out = self.n * self.head.out_dim if c.actor == "joint" else self.head.out_dim
-        log_std = (self.head.dims, self.head.log_std_init) if self.head.continuous else None
-        return Network(out, c.hidden, c.activation, c.recurrent, head_scale=0.01, log_std=log_std)
-
-    @property
-    def critic_net(self) -> Network:
-        c = self.cfg
-        return Network(1, c.hidden, c.activation, c.recurrent, head_scale=1.0)
-
-    # ------------------------------------------------------------------ inputs
-    @property
-    def critic_sees_turn(self) -> bool:
-        """Decentralised critics of turn-based envs also get whether their agent is to move: with
-        ego-centric observations both players see the same start position, and a shared critic
-        would otherwise have to give both the same value (erasing the first mover's advantage)."""
-        return self.env.turn_based and not self.centralised
-
-    def inputs(
-        self, obs: jax.Array, gstate: jax.Array, acting: jax.Array | None = None
-    ) -> tuple[jax.Array, jax.Array]:
-        """Actor and critic inputs ``[..., Ma, Da]``, ``[..., M, Dc]`` from obs ``[..., N, ...]``
-        (``acting [..., N]`` is needed for the critic when :attr:`critic_sees_turn`)."""
-        n = self.n
-        lead = obs.shape[: obs.ndim - len(self.env.observation_space().shape)]
-        flat = obs.reshape(*lead, n, -1).astype(jnp.float32)
-        eye = jnp.broadcast_to(jnp.eye(n, dtype=jnp.float32), (*lead, n, n))
-        if self.centralised:
-            actor_in = flat.reshape(*lead, 1, -1)
-            critic_in = gstate.reshape(*lead, 1, -1).astype(jnp.float32)
-            return actor_in, critic_in
-        actor_in = jnp.concatenate([flat, eye], -1) if self.cfg.agent_id else flat
-        if self.cfg.critic == "global":
-            g = jnp.broadcast_to(gstate[..., None, :], (*lead, n, gstate.shape[-1])).astype(jnp.float32)
-        else:
-            g = flat
-        critic_in = jnp.concatenate([g, eye], -1) if self.cfg.agent_id else g
-        if self.critic_sees_turn and acting is not None:
-            critic_in = jnp.concatenate([critic_in, acting[..., None].astype(jnp.float32)], -1)
-        return actor_in, critic_in
-
-    def _apply(self, net: Network, params, h, x, resets):
-        """Apply ``net`` per unit with that unit's role parameters.
-
-        ``h [B, U, H]``, ``x [T, B, U, D]``, ``resets [T, B]`` -> ``h [B, U, H]``, ``out [T, B, U, O]``.
-        """
-        f = lambda p, h_u, x_u: net.apply(p, h_u, x_u, resets)
-        if self.num_roles == 1 and not self.cfg.recurrent:
-            # One feed-forward network for every unit: fold the units into the batch (one
-            # matmul per layer, no transposes in and out of a vmap over units).
-            p = jax.tree.map(lambda a: a[0], params)
-            t, b, u = x.shape[:3]
-            _, out = net.apply(
-                p, h.reshape(b * u, -1), x.reshape(t, b * u, -1), jnp.repeat(resets, u, axis=1)
-            )
-            return h, out.reshape(t, b, u, -1)
-        if self.num_roles == 1:
-            p = jax.tree.map(lambda a: a[0], params)
-            return jax.vmap(f, in_axes=(None, 1, 2), out_axes=(1, 2))(p, h, x)
-        p = jax.tree.map(lambda a: a[self.roles], params)
-        return jax.vmap(f, in_axes=(0, 1, 2), out_axes=(1, 2))(p, h, x)
-
-    def distribution(self, out: jax.Array, mask: jax.Array) -> jax.Array:
-        """The head's distribution parameters ``[..., Md, P]`` from actor output and the env mask
-        ``[..., N, A]`` (for categorical heads: the log-probability table)."""
-        if self.cfg.actor == "local":
-            return self.head.params(out, mask)
-        if self.cfg.actor == "joint":
-            return masked_log_softmax(out.reshape(*out.shape[:-2], self.n, self.num_actions), mask)
-        return masked_log_softmax(out, joint_actions.joint_mask(mask)[..., None, :])
-
-    def env_actions(self, dist_actions: jax.Array) -> jax.Array:
-        if self.cfg.actor == "joint_action":
-            return joint_actions.decode(dist_actions[..., 0], self.n, self.num_actions)
-        return self.head.to_env(dist_actions)
-
-    @property
-    def _exact_kl(self) -> bool:
-        """DPO's penalty needs the exact KL(old||new), hence the old log-prob of every action."""
-        return self.cfg.objective == "dpo"
-
-    def unit_terms(self, logp_table, old_logp, old_table, actions, acting):
-        """Per-unit log-prob of the taken action, old log-prob, KL(old||new) and entropy ``[..., M]``.
-
-        The KL is exact for DPO (its loss uses it); otherwise it is only reported, and the
-        unbiased estimator ``(r - 1) - log r`` of the taken action (Schulman's k3) spares
-        storing every action's old log-probability per step.
-        """
-        logp = self.head.log_prob(logp_table, actions)
-        if self._exact_kl:
-            kl = self.head.kl(old_table, logp_table)
-        else:
-            log_r = logp - old_logp
-            kl = jnp.expm1(log_r) - log_r
-        ent = self.head.entropy(logp_table)
-        if self.cfg.actor == "joint":  # one team decision: sum over the agents that act
-            w = acting.astype(jnp.float32)
-            logp, old_logp, kl, ent = ((x * w).sum(-1, keepdims=True) for x in (logp, old_logp, kl, ent))
-        return logp, old_logp, kl, ent
-
-    def unit_acting(self, acting: jax.Array) -> jax.Array:
-        return acting.any(-1, keepdims=True) if self.centralised else acting
-
-    def unit_reward(self, reward: jax.Array) -> jax.Array:
-        return reward.mean(-1, keepdims=True) if self.centralised else reward
-
-    def _global_state(self, env_state, params):
-        if not self.uses_global_state:
-            return jnp.zeros((self.cfg.num_envs, 0), jnp.float32)
-        return jax.vmap(self.env.global_state, in_axes=(0, None))(env_state, params)
 
     # ------------------------------------------------------------------ init
     def init(self, key: jax.Array, env_params: Any = None) -> LearnerState:
@@ -388,20 +224,9 @@ class Learner(sp.SelfPlayMatches):
                 env_state=env_state, timestep=ts2, hidden={"actor": h_a, "critic": h_c}, resets=done
             )
             if self.matched:
-                seat, slot = carry.match["seat"], carry.match["slot"]
-                batch = batch.replace(seat_w=self.seat_weights(carry.match))
-                # the learner's result in the episodes that ended, per opponent slot
-                ended = ts2.info["episode_done"]
-                ret = jnp.take_along_axis(ts2.info["episode_return"], seat[:, None], 1)[:, 0]
-                score = (jnp.sign(ret) + 1) / 2
-                if c.selfplay != "off":
-                    w = jax.nn.one_hot(slot, c.pool_size, dtype=jnp.float32) * ended[:, None]
-                    stats = {**stats, "sp_games": w.sum(0), "sp_score": score @ w, "sp_return": ret @ w}
-                if c.selfplay_random > 0:
-                    vs_random = ((slot == -2) & ended).astype(jnp.float32)
-                    stats = {**stats, "random_games": vs_random.sum(), "random_score": score @ vs_random}
-                fresh = self._draw_matches(carry.pool, k_draw, c.num_envs)
-                match = jax.tree.map(lambda new, old: jnp.where(done, new, old), fresh, carry.match)
+                match, batch, stats = self.match_step(
+                    carry.match, carry.pool, ts2, done, batch, stats, k_draw
+                )
                 carry = carry.replace(match=match)
             return carry, (batch, stats)
 
@@ -438,7 +263,7 @@ class Learner(sp.SelfPlayMatches):
         if self.matched:  # only the learner seat's units learn
             w_pg = w_pg * mb.seat_w
         if c.normalize_advantages and normalize:
-            adv = _normalized(adv, w_pg)
+            adv = normalized(adv, w_pg)
         if c.objective == "dpo":
             pg = dpo_surrogate(ratio, adv, kl, betas[0], betas[1])
         else:
@@ -456,17 +281,17 @@ class Learner(sp.SelfPlayMatches):
         if self.matched:
             w_v = w_v * mb.seat_w
         pg_loss, v_loss, entropy = (
-            _weighted_mean(pg, w_pg),
-            _weighted_mean(vl, w_v),
-            _weighted_mean(ent, w_pg),
+            weighted_mean(pg, w_pg),
+            weighted_mean(vl, w_v),
+            weighted_mean(ent, w_pg),
         )
         total = pg_loss + c.vf_coef * v_loss - ent_coef * entropy
         metrics = {
             "policy_loss": pg_loss,
             "value_loss": v_loss,
             "entropy": entropy,
-            "approx_kl": _weighted_mean(kl, w_pg),
-            "clip_frac": _weighted_mean((jnp.abs(ratio - 1) > clip_eps).astype(jnp.float32), w_pg),
+            "approx_kl": weighted_mean(kl, w_pg),
+            "clip_frac": weighted_mean((jnp.abs(ratio - 1) > clip_eps).astype(jnp.float32), w_pg),
         }
         return total, metrics
 
@@ -493,7 +318,7 @@ class Learner(sp.SelfPlayMatches):
         c = self.cfg
         return linear_coef(update, c.ent_coef, c.ent_coef_end, c.num_updates)
 
-    def _optimise(
+    def optimise(
         self, state: LearnerState, batch, hidden0, adv, targets, agent_w, role_mask, key, normalize=True
     ):
         """Epochs x minibatches of gradient steps on the roles in ``role_mask``; ``agent_w`` weights units."""
@@ -532,7 +357,7 @@ class Learner(sp.SelfPlayMatches):
         )
         return state.replace(params=params, opt_state=opt_state), jax.tree.map(jnp.mean, metrics)
 
-    def _unit_ratio_and_kl(self, params, batch: Batch, hidden0):
+    def unit_ratio_and_kl(self, params, batch: Batch, hidden0):
         a_in, _ = self.inputs(batch.obs, batch.gstate)
         _, out = self._apply(self.actor_net, params["actor"], hidden0["actor"], a_in, batch.resets)
         logp, old, kl, _ = self.unit_terms(
@@ -551,19 +376,8 @@ class Learner(sp.SelfPlayMatches):
         if c.anneal_param:
             anneal["anneal_value"] = jnp.asarray(getattr(env_params, c.anneal_param), jnp.float32)
         sp_metrics = {}
-        if c.selfplay != "off":
-            games, score, ret = roll.pop("sp_games"), roll.pop("sp_score"), roll.pop("sp_return")
-            state = state.replace(pool=sp.record_games(state.pool, games, score, ret, c.win_rate_ema))
-            n_games = jnp.maximum(games.sum(), 1.0)
-            sp_metrics = {
-                "selfplay_score": score.sum() / n_games,  # learner's score in this rollout's episodes
-                "selfplay_return": ret.sum() / n_games,
-                "pool_filled": jnp.minimum(state.pool.count, c.pool_size).astype(jnp.float32),
-            }
-        if c.selfplay_random > 0:
-            games, score = roll.pop("random_games"), roll.pop("random_score")
-            # NaN in an update without a finished game against the random player
-            sp_metrics["score_vs_random"] = jnp.where(games > 0, score / jnp.maximum(games, 1.0), jnp.nan)
+        if self.matched:
+            state, sp_metrics = self.record_rollout(state, roll)
         # value of the observation after the last step
         gstate = self._global_state(state.env_state, env_params)
         _, c_in = self.inputs(state.timestep.obs, gstate, state.timestep.acting)
@@ -583,45 +397,14 @@ class Learner(sp.SelfPlayMatches):
             state = state.replace(value_norm=state.value_norm.update(targets, vn_w, c.value_norm_beta))
         key, k_opt, k_order = jax.random.split(state.key, 3)
         state = state.replace(key=key)
-        m = self.num_units
         if c.update_order == "sequential":
-            # HAPPO: agents in a random order; each one's advantage is weighted by the
-            # product of the new/old ratios of the agents updated before it. As in HARL the
-            # advantage is normalised once, then weighted (normalising the weighted M*A per
-            # minibatch would cancel a factor that is constant over the minibatch).
-            order = jax.random.permutation(k_order, m)
-            if c.normalize_advantages:
-                adv = _normalized(adv, self.unit_acting(batch.acting).astype(jnp.float32))
-
-            def one_agent(carry, xs):
-                st, factor = carry
-                unit, k = xs
-                agent_w = jax.nn.one_hot(unit, m)
-                role_mask = jax.nn.one_hot(jnp.asarray(self.roles)[unit], self.num_roles) > 0
-                st, metrics = self._optimise(
-                    st, batch, hidden0, adv * factor, targets, agent_w, role_mask, k, normalize=False
-                )
-                ratio, _ = self._unit_ratio_and_kl(st.params, batch, hidden0)
-                acted = self.unit_acting(batch.acting)[..., unit]
-                factor = happo_factor(factor, ratio[..., unit][..., None], acted[..., None])
-                return (st, factor), metrics
-
-            (state, _), metrics = jax.lax.scan(
-                one_agent, (state, jnp.ones(adv.shape[:-1] + (1,))), (order, jax.random.split(k_opt, m))
-            )
-            metrics = jax.tree.map(jnp.mean, metrics)
+            state, metrics = sequential_update(self, state, batch, hidden0, adv, targets, k_opt, k_order)
         else:
-            state, metrics = self._optimise(state, batch, hidden0, adv, targets, jnp.ones((m,)), None, k_opt)
+            ones = jnp.ones((self.num_units,))
+            state, metrics = self.optimise(state, batch, hidden0, adv, targets, ones, None, k_opt)
         if c.objective == "dpo":
-            _, kl = self._unit_ratio_and_kl(state.params, batch, hidden0)
-            w = self.unit_acting(batch.acting).astype(jnp.float32)
-            if self.matched:
-                w = w * batch.seat_w
-            per_unit = lambda x: (x * w).sum((0, 1)) / jnp.maximum(w.sum((0, 1)), 1.0)
-            kl_unit, sqrt_kl_unit = per_unit(kl), per_unit(jnp.sqrt(kl))
-            b1, b2 = update_dpo_betas(state.betas[0], state.betas[1], kl_unit, sqrt_kl_unit, c.dpo_target_kl)
-            state = state.replace(betas=jnp.stack([b1, b2]))
-            metrics = {**metrics, "kl_after_update": kl_unit.mean(), "beta1": b1.mean(), "beta2": b2.mean()}
+            state, dpo_metrics = adapt_penalties(self, state, batch, hidden0)
+            metrics = {**metrics, **dpo_metrics}
         state = state.replace(update=state.update + 1)
         if c.selfplay != "off":
             state = self._after_update(state, env_params)
@@ -632,87 +415,11 @@ class Learner(sp.SelfPlayMatches):
         return jax.lax.scan(lambda s, _: self.update(s, env_params), state, None, length=num_updates)
 
 
-def _check_anneal_param(env: MultiAgentEnv, name: str) -> None:
-    """Refuse an ``algo.anneal_param`` that is not a float scalar field of the env's params."""
-    params = env.default_params
-    fields = [f.name for f in dataclasses.fields(params)] if dataclasses.is_dataclass(params) else []
-    is_float_scalar = lambda v: np.ndim(v) == 0 and np.issubdtype(np.asarray(v).dtype, np.floating)
-    floats = [f for f in fields if is_float_scalar(getattr(params, f))]
-    if name not in floats:
-        what = "is not a field of" if name not in fields else "is not a float scalar field of"
-        raise LearnerConfigError(
-            f"algo.anneal_param={name!r} {what} {env.id}'s params; float scalar fields: {floats or 'none'}"
-            f"{did_you_mean(name, floats)}"
-        )
-
-
-def resolve_roles(env: MultiAgentEnv, cfg: LearnerConfig, key: jax.Array | None = None) -> np.ndarray:
-    """Parameter set per unit for ``cfg.sharing``: shared, one per agent, env roles or discovered (SePS)."""
-    n = env.num_agents
-    if cfg.actor != "local" or cfg.sharing == "shared":
-        return np.zeros((1 if cfg.actor != "local" else n,), np.int32)
-    if cfg.sharing == "none":
-        return np.arange(n, dtype=np.int32)
-    if cfg.sharing == "roles":
-        roles = np.asarray(env.agent_roles, np.int32)
-        _, roles = np.unique(roles, return_inverse=True)
-        return roles.astype(np.int32)
-    from alem.algos.seps import discover_roles
-
-    return discover_roles(env, cfg, jax.random.key(0) if key is None else key)
-
-
 def make_learner(env: MultiAgentEnv, cfg: LearnerConfig, roles: np.ndarray | None = None) -> Learner:
     """Check that ``cfg`` fits ``env`` and build the :class:`Learner` (before anything compiles)."""
-    n = env.num_agents
-    if env.continuous_actions:
-        if cfg.actor != "local":
-            raise LearnerConfigError(
-                f"{env.id} has continuous actions; centralised actors (algo.actor={cfg.actor}, CPPO) "
-                "need discrete ones: use a decentralised learner (ippo, mappo, happo, dpo) or the "
-                "env's discrete variant"
-            )
-        space = env.action_space(0)
-        if not (np.isfinite(space.low).all() and np.isfinite(space.high).all()):
-            raise LearnerConfigError(f"{env.id}: the Gaussian policy head needs a bounded action box")
-    elif cfg.actor == "joint_action" and env.num_actions**n > joint_actions.MAX_JOINT_ACTIONS:
-        a = env.num_actions
-        raise LearnerConfigError(
-            f"actor=joint_action needs A**N = {a}**{n} = {a**n} outputs for {env.id} "
-            f"(limit {joint_actions.MAX_JOINT_ACTIONS}); use actor=joint"
-        )
-    if cfg.actor != "local" and env.zero_sum:
-        raise LearnerConfigError(
-            f"algo.actor={cfg.actor} (CPPO) maximises the team's mean reward, which is always 0 in the "
-            f"zero-sum {env.id}: nothing to learn; use a decentralised learner (ippo, mappo, ...)"
-        )
-    if (cfg.selfplay != "off" or cfg.selfplay_random > 0) and (
-        n != 2 or not env.zero_sum or env.continuous_actions
-    ):
-        why = [
-            f"it has {n} players" if n != 2 else "",
-            "it is not zero-sum" if not env.zero_sum else "",
-            "its actions are continuous" if env.continuous_actions else "",
-        ]
-        what = f"algo.selfplay={cfg.selfplay}" if cfg.selfplay != "off" else "algo.selfplay_random"
-        raise LearnerConfigError(
-            f"{what} seats an opponent (past snapshots, the random player) in two-player zero-sum "
-            f"games with discrete actions; {env.id} does not fit: {' and '.join(w for w in why if w)}"
-        )
-    if cfg.selfplay_random_seat >= n:
-        raise LearnerConfigError(
-            f"algo.selfplay_random_seat={cfg.selfplay_random_seat} is not a seat of {env.id} (seats 0..{n - 1})"
-        )
-    if cfg.anneal_param:
-        _check_anneal_param(env, cfg.anneal_param)
-    if cfg.update_order == "sequential" and n < 2:
-        raise LearnerConfigError("update_order=sequential (HAPPO) needs at least 2 agents")
+    check_fits(env, cfg)
     roles = resolve_roles(env, cfg) if roles is None else np.asarray(roles, np.int32)
-    if cfg.update_order == "sequential" and int(roles.max()) == 0:
-        raise LearnerConfigError(
-            f"algo.update_order=sequential (HAPPO) with sharing={cfg.sharing} gives {env.id} a single "
-            "parameter set: that is fully shared HAPPO, refused like sharing=shared; use sharing=none"
-        )
+    check_roles(env, cfg, roles)
     wrapped = EpisodeStats(env)
     batch = BatchedAutoReset(wrapped, cfg.num_envs, cfg.resets_per_step or None)
     return Learner(env=wrapped, cfg=cfg, roles=roles, num_roles=int(roles.max()) + 1, batch=batch)

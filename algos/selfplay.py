@@ -208,6 +208,52 @@ class SelfPlayMatches:
     who plays which seat against which pool slot, the opponents' actions, PSRO's meta-game row,
     and the snapshot taken after an update."""
 
+    @property
+    def matched(self) -> bool:
+        """Each episode has a learner seat and an opponent (a pool snapshot, the current self or
+        the random player): ``selfplay != "off"`` or ``selfplay_random > 0``."""
+        return self.cfg.selfplay != "off" or self.cfg.selfplay_random > 0
+
+    def match_step(self, match, pool, ts, done, batch, stats, key):
+        """After one rollout step: the batch's seat weights, the learner's results in the episodes
+        that ended (per opponent slot, and against the random player) added to ``stats``, and
+        fresh matches for the envs whose episode ended. Returns ``(match, batch, stats)``."""
+        c = self.cfg
+        seat, slot = match["seat"], match["slot"]
+        batch = batch.replace(seat_w=self.seat_weights(match))
+        ended = ts.info["episode_done"]
+        ret = jnp.take_along_axis(ts.info["episode_return"], seat[:, None], 1)[:, 0]
+        score = (jnp.sign(ret) + 1) / 2
+        if c.selfplay != "off":
+            w = jax.nn.one_hot(slot, c.pool_size, dtype=jnp.float32) * ended[:, None]
+            stats = {**stats, "sp_games": w.sum(0), "sp_score": score @ w, "sp_return": ret @ w}
+        if c.selfplay_random > 0:
+            vs_random = ((slot == -2) & ended).astype(jnp.float32)
+            stats = {**stats, "random_games": vs_random.sum(), "random_score": score @ vs_random}
+        fresh = self._draw_matches(pool, key, c.num_envs)
+        match = jax.tree.map(lambda new, old: jnp.where(done, new, old), fresh, match)
+        return match, batch, stats
+
+    def record_rollout(self, state: Any, roll: dict) -> tuple[Any, dict]:
+        """Pop the rollout's match results from ``roll`` into the pool's statistics; returns the
+        state and the update's self-play metrics."""
+        c = self.cfg
+        metrics = {}
+        if c.selfplay != "off":
+            games, score, ret = roll.pop("sp_games"), roll.pop("sp_score"), roll.pop("sp_return")
+            state = state.replace(pool=record_games(state.pool, games, score, ret, c.win_rate_ema))
+            n_games = jnp.maximum(games.sum(), 1.0)
+            metrics = {
+                "selfplay_score": score.sum() / n_games,  # learner's score in this rollout's episodes
+                "selfplay_return": ret.sum() / n_games,
+                "pool_filled": jnp.minimum(state.pool.count, c.pool_size).astype(jnp.float32),
+            }
+        if c.selfplay_random > 0:
+            games, score = roll.pop("random_games"), roll.pop("random_score")
+            # NaN in an update without a finished game against the random player
+            metrics["score_vs_random"] = jnp.where(games > 0, score / jnp.maximum(games, 1.0), jnp.nan)
+        return state, metrics
+
     def _draw_matches(self, pool: Pool | None, key: jax.Array, num_envs: int) -> dict[str, jax.Array]:
         """Per env: the learner's seat (uniform over the two) and the opponent's pool slot
         (-1: the current parameters, with probability ``selfplay_current``, or always without a

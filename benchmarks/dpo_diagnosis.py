@@ -13,7 +13,7 @@ It prints, per traced update:
 
 then the betas, the KL after each update and the return over training::
 
-    python benchmarks/dpo_diagnosis.py [--trace 0 10 50 150] [--updates 300]
+    python -m benchmarks.dpo_diagnosis [--trace 0 10 50 150] [--updates 300]
 """
 
 from __future__ import annotations
@@ -59,8 +59,8 @@ def trace_update(dpo, ippo, state, key):
     m = dpo.num_units
     after = {}
     for name, learner in (("dpo", dpo), ("ippo", ippo)):
-        new, _ = learner._optimise(st, batch, hidden0, adv, targets, jnp.ones((m,)), None, key)
-        _, kl = dpo._unit_ratio_and_kl(new.params, batch, hidden0)
+        new, _ = learner.optimise(st, batch, hidden0, adv, targets, jnp.ones((m,)), None, key)
+        _, kl = dpo.unit_ratio_and_kl(new.params, batch, hidden0)
         after[name] = (new, kl)
     new, kl = after["dpo"]
     w = dpo.unit_acting(batch.acting).astype(jnp.float32)
@@ -71,7 +71,7 @@ def trace_update(dpo, ippo, state, key):
 
     def terms(actor):
         p = {**new.params, "actor": actor}
-        ratio, kl = dpo._unit_ratio_and_kl(p, batch, hidden0)
+        ratio, kl = dpo.unit_ratio_and_kl(p, batch, hidden0)
         mean = lambda x: (x * w).sum() / w.sum()
         zero = jnp.zeros_like(kl)
         surr = mean(dpo_surrogate(ratio, a_norm, zero, 0.0, 0.0))

@@ -5,7 +5,7 @@ in one run into ``<out>/<name>`` (a run whose ``results.json`` exists is kept, s
 sweep resumes), then the table reports the final evaluation per seed, the training curve's peak and
 its last chunk (the IPPO "peak and dip"), and the wall time::
 
-    python benchmarks/main_job.py --out runs/main_job [--only NAME ...]
+    python -m benchmarks.main_job --out runs/main_job [--only NAME ...]
 
 The wall times of a 3-seed run are not the main command's (one seed); benchmarks/README.md times
 the chosen default separately.

@@ -1,7 +1,7 @@
 """Policy-head micro-benchmark: alem's hand-written masked categorical against ``distrax.Categorical``.
 
 Times log-prob + entropy + KL(old || new) and their gradient on a masked batch, jitted, both sides
-alternating, and prints the medians and their ratio: ``python benchmarks/policy_heads.py``.
+alternating, and prints the medians and their ratio: ``python -m benchmarks.policy_heads``.
 """
 
 from __future__ import annotations

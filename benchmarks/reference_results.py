@@ -17,9 +17,9 @@ evaluation; the code is the same, :func:`alem.training.policy_evaluator`).
 
 One command runs the whole table (the configs are frozen in ``configs/benchmark/*.yaml``)::
 
-    python benchmarks/reference_results.py --out benchmarks/results/reference
-    python benchmarks/reference_results.py --quick --out /tmp/quick   # smoke run (tests)
-    python benchmarks/reference_results.py --summarize --out benchmarks/results/reference
+    python -m benchmarks.reference_results --out benchmarks/results/reference
+    python -m benchmarks.reference_results --quick --out /tmp/quick   # smoke run (tests)
+    python -m benchmarks.reference_results --summarize --out benchmarks/results/reference
 
 Writes into ``--out``: ``runs/<task>/<algo>.json`` (one cell: per-seed results, every checkpoint,
 config, timings; a cell whose file exists is not run again, so an interrupted table resumes),
@@ -410,10 +410,9 @@ def table_md(summary: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -
 
 
 def _machine() -> dict[str, Any]:
-    sys.path.insert(0, str(HERE))
-    import throughput  # benchmarks/throughput.py
+    from benchmarks.harness import machine
 
-    return throughput._machine()
+    return machine()
 
 
 def _write(path: Path, doc: Any) -> None:
@@ -475,9 +474,9 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "protocol": "Gorsane et al. 2022: final and absolute (best checkpoint, 10x episodes) return per "
         "seed; IQM and 95% stratified-bootstrap CIs, probability of improvement (rliable)",
         # --summarize: the command that makes these cells (the same code and configs)
-        "command": f"python benchmarks/reference_results.py {'--quick ' if args.quick else ''}--out {out}"
+        "command": f"python -m benchmarks.reference_results {'--quick ' if args.quick else ''}--out {out}"
         if args.summarize
-        else "python benchmarks/reference_results.py " + shlex.join(argv),
+        else "python -m benchmarks.reference_results " + shlex.join(argv),
         "quick": args.quick,
         "machine": previous.get("machine") if args.summarize else None,
         "configs": {t: load_task(t, args.quick) for t in tasks},

@@ -13,7 +13,7 @@ then scores the final parameters (the ``checkpoint:<run dir>`` player, sampled a
 Writes ``<out>/runs/seed_<s>`` (the training runs), ``<out>/evals/...`` (arena runs) and
 ``<out>/summary.json``, and prints a Markdown table. Example (the README's numbers)::
 
-    python benchmarks/selfplay.py --env tic_tac_toe-v0 --selfplay prioritised --seeds 0 1 2 \\
+    python -m benchmarks.selfplay --env tic_tac_toe-v0 --selfplay prioritised --seeds 0 1 2 \\
         --out /tmp/sp_ttt -- algo.num_envs=64 algo.num_steps=32 algo.lr=0.001 algo.total_steps=2000000
 """
 

@@ -5,7 +5,7 @@ answer format), so the time measured is the env side alone: parsing the replies,
 lock-step (one ``device_get``), rendering every acting seat's view and building its prompt.
 Episodes auto-reset from an endless seed stream, so every row is live in every step::
 
-    python benchmarks/text_pool.py --env tic_tac_toe-v0 kuhn_poker-v0 hanabi-v0 --num-envs 256
+    python -m benchmarks.text_pool --env tic_tac_toe-v0 kuhn_poker-v0 hanabi-v0 --num-envs 256
 
 Prints one JSON document: per env, ms per step (median over ``--reps`` repetitions of
 ``--steps`` steps each, after a warm-up that compiles), decisions per step, ms per decision,
@@ -30,7 +30,8 @@ from typing import Any
 
 import jax
 
-from alem.text.train.pool import TextEnvPool, answer
+from alem.text.train.pool import TextEnvPool
+from alem.text.train.turns import answer
 
 
 def stub(pending: list, rng: random.Random) -> list[str]:

@@ -5,7 +5,7 @@ is also given below as its CLI command) into ``<out>/<group>/<env>/<algo>``, ski
 already have a ``results.json``; then plays the tic-tac-toe self-play runs against the random and
 minimax players with ``alem.evaluate.evaluate`` (trained policy in either seat, every seed)::
 
-    python benchmarks/train_results.py --out runs [--groups matrix spread tictactoe overcooked overcooked_anneal rware] [--dry-run]
+    python -m benchmarks.train_results --out runs [--groups matrix spread tictactoe overcooked overcooked_anneal rware] [--dry-run]
 
 The Overcooked runs train on the shaped reward; :func:`score_sparse` then scores each seed's final
 parameters on the sparse reward (``<run dir>/sparse_eval.json``), the number published results use.

@@ -9,7 +9,7 @@ its own worker process (compiled once, then one timed run per repetition on requ
 programs never share a JAX runtime::
 
     git clone https://github.com/FLAIROx/JaxMARL
-    python benchmarks/train_throughput.py --jaxmarl-ippo JaxMARL/baselines/IPPO/ippo_ff_mpe.py \\
+    python -m benchmarks.train_throughput --jaxmarl-ippo JaxMARL/baselines/IPPO/ippo_ff_mpe.py \\
         --total-steps 61440 --seeds 2 --reps 5 [--out result.json]
 
 No JaxMARL code lives here: ``make_train`` is imported from the given file at run time and called
@@ -47,9 +47,7 @@ import numpy as np
 import alem
 from alem.algos import make_config, make_learner
 from alem.algos.config import LearnerConfig
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from throughput import _machine, _positive_int, _timed  # one timing/machine mechanism
+from benchmarks.harness import machine, positive_int, timed
 
 ENV_ID = "mpe/simple_spread-v0"
 JAXMARL_ENV = "MPE_simple_spread_v3"
@@ -111,7 +109,7 @@ def prepare_alem(
     updates = _updates(jcfg)
     keys = jax.vmap(jax.random.key)(jnp.arange(seeds))
     fn = jax.jit(jax.vmap(lambda k: learner.run(learner.init(k), updates)))
-    compile_s, compiled = _timed(lambda: fn.lower(keys).compile())
+    compile_s, compiled = timed(lambda: fn.lower(keys).compile())
     return (lambda: compiled(keys)), compile_s, cfg
 
 
@@ -146,7 +144,7 @@ def prepare_jaxmarl(script: Path, jcfg: dict[str, Any], seeds: int) -> tuple[Cal
     train = load_make_train(script)(dict(jcfg))
     rngs = jax.random.split(jax.random.PRNGKey(jcfg["SEED"]), seeds)
     fn = jax.jit(jax.vmap(train))
-    compile_s, compiled = _timed(lambda: fn.lower(rngs).compile())
+    compile_s, compiled = timed(lambda: fn.lower(rngs).compile())
     return (lambda: compiled(rngs)), compile_s
 
 
@@ -175,7 +173,7 @@ def _side_worker(side: str, script: Path, jcfg: dict[str, Any], seeds: int, conn
     conn.send(compile_s)
     while (last := conn.recv()) is not None:
         c0 = time.process_time()
-        t, out = _timed(run)
+        t, out = timed(run)
         conn.send((t, time.process_time() - c0, late(out, last)))
 
 
@@ -284,7 +282,7 @@ def run_benchmark(
             "alem_seeds": late["alem"],
             "jaxmarl_seeds": late["jaxmarl"],
         },
-        "machine": _machine(),
+        "machine": machine(),
     }
 
 
@@ -295,12 +293,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--total-steps",
-        type=_positive_int,
+        type=positive_int,
         default=61_440,
         help="env steps per seed (default 61440: 30 updates)",
     )
-    p.add_argument("--seeds", type=_positive_int, default=2, help="vmapped seeds per run (default 2)")
-    p.add_argument("--reps", type=_positive_int, default=5, help="timed repetitions per side (default 5)")
+    p.add_argument("--seeds", type=positive_int, default=2, help="vmapped seeds per run (default 2)")
+    p.add_argument("--reps", type=positive_int, default=5, help="timed repetitions per side (default 5)")
     p.add_argument(
         "--timeout", type=float, default=900, help="seconds to wait for a compile or a run (default 900)"
     )

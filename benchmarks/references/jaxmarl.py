@@ -209,24 +209,18 @@ def make_references(bench: Any) -> list:
 
 
 def _cpu_time_main() -> None:
-    """``python benchmarks/references/jaxmarl.py --env ID --num-envs N [N ...]``: alem vs JaxMARL in
+    """``python -m benchmarks.references.jaxmarl --env ID --num-envs N [N ...]``: alem vs JaxMARL in
     process CPU seconds (all threads) instead of wall time, alternating reps; a steadier ratio than
     wall time on a machine shared with other jobs (it ignores time spent waiting for a core)."""
     import argparse
     import json
     import statistics
-    import sys
     import time
-    import types
-    from pathlib import Path
 
     import jax
 
-    here = Path(__file__).resolve().parent
-    # Run as a script, this folder is first on sys.path and this file would shadow the real jaxmarl.
-    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != here]
-    sys.path.insert(0, str(here.parent))
-    import throughput  # the harness: alem's rollout is the one it times
+    import alem
+    from benchmarks import harness  # alem's rollout is the one it times
 
     p = argparse.ArgumentParser(description=_cpu_time_main.__doc__)
     p.add_argument("--env", default="mpe/simple_spread-v0")
@@ -234,14 +228,14 @@ def _cpu_time_main() -> None:
     p.add_argument("--steps", type=int, default=128)
     p.add_argument("--reps", type=int, default=5)
     args = p.parse_args()
-    env = throughput.alem.make(args.env)
-    (ref,) = make_references(types.SimpleNamespace(Reference=throughput.Reference))
+    env = alem.make(args.env)
+    (ref,) = make_references(harness)
     reason = ref.supports(args.env, env)
     if reason:
         raise SystemExit(reason)
     rows = []
     for n in args.num_envs:
-        ours = throughput.make_alem_rollout(env, n, args.steps)
+        ours = harness.make_alem_rollout(env, n, args.steps)
         theirs = ref.prepare(args.env, env, n, args.steps)
         jax.block_until_ready(ours(jax.random.key(0), env.default_params))
         jax.block_until_ready(theirs(0))

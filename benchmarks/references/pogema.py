@@ -14,7 +14,7 @@ For shapes that are not registered ids (the issue's 32x32/64 agents and 64x64/25
 file as a script; it times alem's jitted rollout (the harness's ``make_alem_rollout``) and POGEMA in
 one run with interleaved repetitions and prints one JSON document::
 
-    python benchmarks/references/pogema.py --size 32 --agents 64 --num-envs 1 1024 \\
+    python -m benchmarks.references.pogema --size 32 --agents 64 --num-envs 1 1024 \\
         --pogema-envs 4 --steps 64 --reps 3
 
 POGEMA's env-steps/s do not depend on the batch (one env after another), so it is measured with
@@ -158,10 +158,8 @@ def main(argv: list[str] | None = None) -> dict:
 
     import jax
 
-    sys.path.insert(0, os.fspath(Path(__file__).resolve().parents[1]))
-    import throughput as bench  # the harness: make_alem_rollout, _timed, _machine
-
     from alem.envs.pathfinding.env import PathfindingEnv
+    from benchmarks import harness as bench
 
     p = argparse.ArgumentParser(description="alem pathfinding vs POGEMA: env-steps/s and agent-steps/s")
     p.add_argument("--size", type=int, default=32)
@@ -206,7 +204,7 @@ def main(argv: list[str] | None = None) -> dict:
     worker = PogemaWorker(env, args.pogema_envs, args.steps) if reason is None else None
     out: dict[str, Any] = {
         "benchmark": "pathfinding throughput vs POGEMA",
-        **bench._machine(),
+        **bench.machine(),
         "config": vars(args),
         "policy": "uniform random actions, auto-reset; alem: jitted vmap+scan rollout",
         "pogema_error": reason,
@@ -215,11 +213,11 @@ def main(argv: list[str] | None = None) -> dict:
     pogema_times: list[float] = []
     for r, n in enumerate(args.num_envs):
         rollout = bench.make_alem_rollout(env, n, args.steps)
-        compile_s, _ = bench._timed(rollout, jax.random.key(0), params)
+        compile_s, _ = bench.timed(rollout, jax.random.key(0), params)
         times = []
         for rep in range(args.reps):
             # Interleave: one alem repetition, then (once per repetition overall) one POGEMA one.
-            times.append(bench._timed(rollout, jax.random.key(rep + 1), params)[0])
+            times.append(bench.timed(rollout, jax.random.key(rep + 1), params)[0])
             if worker is not None and len(pogema_times) < args.reps * (r + 1):
                 res = worker.run(1000 * r + rep)
                 pogema_times.append(res["elapsed"])

@@ -69,14 +69,14 @@ def test_happo_weights_the_normalised_advantage_so_the_factor_matters(monkeypatc
     rule) cancels a factor that is constant over it: doubling every factor then changed nothing."""
     import jax
 
-    from alem.algos import ppo
+    from alem.algos import happo
 
     env = alem.make("coordination-v0")
     learner = make_learner(env, make_config("happo", num_envs=4, num_steps=8, total_steps=32, hidden=(8,)))
     state = jax.jit(learner.init)(jax.random.key(0))
     plain = jax.jit(learner.update)(state)[0].params
-    real = ppo.happo_factor
-    monkeypatch.setattr(ppo, "happo_factor", lambda f, r, a: 2.0 * real(f, r, a))
+    real = happo.happo_factor
+    monkeypatch.setattr(happo, "happo_factor", lambda f, r, a: 2.0 * real(f, r, a))
     doubled = jax.jit(learner.update)(state)[0].params
     diffs = [
         float(abs(a - b).max()) for a, b in zip(jax.tree.leaves(plain), jax.tree.leaves(doubled), strict=True)
@@ -153,16 +153,16 @@ def test_happo_update_weights_each_agent_by_the_earlier_agents_ratios_on_their_a
     )
     learner = make_learner(env, cfg)
     calls = []
-    real = Learner._optimise
+    real = Learner.optimise
 
     def spy(self, st, batch, hidden0, adv, targets, agent_w, role_mask, key, normalize=True):
         out = real(self, st, batch, hidden0, adv, targets, agent_w, role_mask, key, normalize)
-        ratio, _ = self._unit_ratio_and_kl(out[0].params, batch, hidden0)  # after this agent's turn
+        ratio, _ = self.unit_ratio_and_kl(out[0].params, batch, hidden0)  # after this agent's turn
         record = lambda *xs: calls.append([np.asarray(x) for x in xs])
         jax.debug.callback(record, agent_w, adv, ratio, batch.acting, ordered=True)
         return out
 
-    monkeypatch.setattr(Learner, "_optimise", spy)
+    monkeypatch.setattr(Learner, "optimise", spy)
     state = jax.jit(lambda k: learner.run(learner.init(k), 2)[0])(jax.random.key(0))
     jax.block_until_ready(state)
     assert len(calls) == 6
@@ -212,7 +212,9 @@ def test_entropy_bonus_follows_the_ent_coef_schedule():
     cfg = make_config("ippo", **SIZES, ent_coef=0.3, ent_coef_end=0.1, hidden=(8,))
     learner = make_learner(env, cfg)
     assert cfg.num_updates == 4
-    assert [float(learner.entropy_coef(jnp.int32(u))) for u in range(4)] == pytest.approx([0.3, 0.2333333, 0.1666667, 0.1])
+    assert [float(learner.entropy_coef(jnp.int32(u))) for u in range(4)] == pytest.approx(
+        [0.3, 0.2333333, 0.1666667, 0.1]
+    )
     const = make_learner(env, make_config("ippo", **SIZES, ent_coef=0.3, hidden=(8,)))
     assert float(const.entropy_coef(jnp.int32(3))) == pytest.approx(0.3)
 
@@ -257,7 +259,9 @@ def test_anneal_param_moves_an_env_param_linearly_and_the_rollout_uses_it():
     annealed = make_learner(env, cfg)
     values = [float(annealed.annealed_params(u, base).multiplier) for u in range(6)]
     np.testing.assert_allclose(values, [m0, 0.75 * m0, 0.5 * m0, 0.25 * m0, 0.0, 0.0], rtol=1e-6)
-    short = make_learner(env, make_config("ippo", anneal_param="multiplier", anneal_param_steps=32, **ANNEAL_SIZES))
+    short = make_learner(
+        env, make_config("ippo", anneal_param="multiplier", anneal_param_steps=32, **ANNEAL_SIZES)
+    )
     values = [float(short.annealed_params(u, base).multiplier) for u in range(4)]
     np.testing.assert_allclose(values, [m0, 0.5 * m0, 0.0, 0.0], rtol=1e-6)
 
@@ -271,7 +275,11 @@ def test_anneal_param_moves_an_env_param_linearly_and_the_rollout_uses_it():
     assert float(got["anneal_value"]) == pytest.approx(0.75 * m0)
     for k in want:
         np.testing.assert_allclose(got[k], want[k], rtol=1e-6, atol=1e-6, err_msg=k)
-    jax.tree.map(lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6), got_state.params, want_state.params)
+    jax.tree.map(
+        lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6),
+        got_state.params,
+        want_state.params,
+    )
     assert any(not np.allclose(unannealed[k], want[k]) for k in want)  # the multiplier matters here
 
 

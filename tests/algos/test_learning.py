@@ -96,10 +96,10 @@ def test_recurrent_policy_replays_its_rollout_exactly():
     state = learner.init(jax.random.key(0))
     state, batch, roll = jax.jit(lambda s: learner.rollout(s, env.default_params))(state)
     assert bool(batch.resets[1:].any()), "the rollout must cross episode boundaries"
-    ratio, kl = learner._unit_ratio_and_kl(state.params, batch, roll["hidden0"])
+    ratio, kl = learner.unit_ratio_and_kl(state.params, batch, roll["hidden0"])
     np.testing.assert_allclose(ratio, 1.0, atol=1e-5)
     shifted = batch.replace(resets=jnp.roll(batch.resets, 1, axis=0))
-    bad_ratio, _ = learner._unit_ratio_and_kl(state.params, shifted, roll["hidden0"])
+    bad_ratio, _ = learner.unit_ratio_and_kl(state.params, shifted, roll["hidden0"])
     assert np.abs(np.asarray(bad_ratio) - 1).max() > 1e-3
 
 

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import jax.numpy as jnp
@@ -16,18 +14,9 @@ pytestmark = pytest.mark.integration  # the reference-results script end to end
 pytest.importorskip("rliable")  # the benchmarks extra
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "benchmarks" / "reference_results.py"
 
 
-def _module():
-    spec = importlib.util.spec_from_file_location("alem_reference_results", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-rr = _module()
+from benchmarks import reference_results as rr  # noqa: E402  (after the importorskip)
 
 
 @pytest.fixture(scope="module")

@@ -3,46 +3,31 @@ the Hanabi runner of benchmarks/references/jaxmarl.py)."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
-from pathlib import Path
 
 import jax
 import pytest
 
 import alem
+from benchmarks import harness
+from benchmarks import throughput as tp
+from benchmarks.references import jaxmarl as jm_ref
+from benchmarks.references import openspiel as os_ref
+from benchmarks.references import pgx as pgx_ref
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 GAMES = ["tic_tac_toe-v0", "connect_four-v0", "kuhn_poker-v0", "leduc_holdem-v0", "liars_dice-v0"]
 HANABI = ["hanabi-v0", "hanabi_small-v0", "hanabi_very_small-v0"]
 
 
-def _load(name: str, path: Path):
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # dataclasses look their module up while the class is built
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-# The same module name as tests/benchmarks/test_throughput.py, so the harness is loaded once.
-tp = _load("alem_benchmarks_throughput", BENCH / "throughput.py")
-pgx_ref = _load("alem_test_ref_pgx", BENCH / "references" / "pgx.py")
-os_ref = _load("alem_test_ref_openspiel", BENCH / "references" / "openspiel.py")
-jm_ref = _load("alem_test_ref_jaxmarl", BENCH / "references" / "jaxmarl.py")
-
-
 def test_plugins_are_registered_by_the_harness():
-    assert {"pgx", "openspiel"} <= set(tp.REFERENCES)
+    assert {"pgx", "openspiel"} <= set(harness.references())
     assert set(pgx_ref.GAMES) < set(os_ref.GAMES) == set(GAMES) | set(HANABI)
     assert "liars_dice-v0" not in pgx_ref.GAMES  # Pgx has no liar's dice
 
 
 @pytest.mark.parametrize("name", ["pgx", "openspiel"])
 def test_unsupported_envs_are_refused_with_a_reason(name):
-    ref = tp.REFERENCES[name]
+    ref = harness.references()[name]
     reason = ref.supports("prisoners_dilemma-v0", alem.make("prisoners_dilemma-v0"))
     assert isinstance(reason, str) and "prisoners_dilemma-v0" in reason
     with pytest.raises(ValueError, match="does not support"):
@@ -56,11 +41,11 @@ def test_registered_games_are_supported_where_the_package_is_installed():
     for env_id in registered:
         env = alem.make(env_id)
         if os_ref.openspiel_available():
-            assert tp.REFERENCES["openspiel"].supports(env_id, env) is None
+            assert harness.references()["openspiel"].supports(env_id, env) is None
         if pgx_ref.pgx_available() and env_id in pgx_ref.GAMES:
-            assert tp.REFERENCES["pgx"].supports(env_id, env) is None
+            assert harness.references()["pgx"].supports(env_id, env) is None
     if "liars_dice-v0" in registered:
-        reason = tp.REFERENCES["pgx"].supports("liars_dice-v0", alem.make("liars_dice-v0"))
+        reason = harness.references()["pgx"].supports("liars_dice-v0", alem.make("liars_dice-v0"))
         assert "liars_dice-v0" in reason
 
 
@@ -91,7 +76,7 @@ def test_openspiel_loop_plays_every_step_and_ends_games():
     stats = os_ref.run_games(kuhn, num_envs=4, num_steps=12, seed=1)
     assert stats["steps"] == 48 and stats["episodes"] >= 4 * 12 // 6
     assert stats["total_reward"] == 0.0
-    rollout = tp.REFERENCES["openspiel"].prepare("liars_dice-v0", env, 3, 8)
+    rollout = harness.references()["openspiel"].prepare("liars_dice-v0", env, 3, 8)
     assert rollout(0) == 0.0
 
 
@@ -135,8 +120,8 @@ def test_openspiel_hanabi_takes_the_env_configuration_and_plays_every_step():
     stats = os_ref.run_games(game, num_envs=3, num_steps=20, seed=0)
     assert stats["steps"] == 60 and stats["episodes"] >= 3
     assert stats["total_reward"] >= 0.0  # an ended game pays its score, 0 once the lives are gone
-    assert tp.REFERENCES["openspiel"].supports("hanabi-v0", alem.make("hanabi-v0")) is None
-    rollout = tp.REFERENCES["openspiel"].prepare("hanabi-v0", alem.make("hanabi-v0"), 2, 8)
+    assert harness.references()["openspiel"].supports("hanabi-v0", alem.make("hanabi-v0")) is None
+    rollout = harness.references()["openspiel"].prepare("hanabi-v0", alem.make("hanabi-v0"), 2, 8)
     assert math.isfinite(rollout(0))
 
 
@@ -152,7 +137,7 @@ def test_jaxmarl_hanabi_defaults_match_alem_and_observation_types_are_checked():
         "max_life_tokens": 3,
         "num_cards_of_rank": [3, 2, 2, 2, 1],
     }
-    ref = tp.REFERENCES["jaxmarl"]
+    ref = harness.references()["jaxmarl"]
     minimal = alem.make("hanabi-v0", observation_type="minimal")
     assert "card-knowledge" in ref.supports("hanabi-v0", minimal)
     jaxmarl = pytest.importorskip("jaxmarl")

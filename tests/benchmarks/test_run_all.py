@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import math
 import subprocess
@@ -16,22 +15,20 @@ import pytest
 pytestmark = pytest.mark.integration  # benchmark scripts in subprocesses
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "benchmarks" / "run_all.py"
+COMMAND = [sys.executable, "-m", "benchmarks.run_all"]  # run from ROOT
 
 
 def _module():
-    spec = importlib.util.spec_from_file_location("alem_run_all", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up while being defined
-    spec.loader.exec_module(module)
-    return module
+    from benchmarks import run_all
+
+    return run_all
 
 
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
     out = tmp_path_factory.mktemp("run_all")
     proc = subprocess.run(
-        [sys.executable, str(SCRIPT), "--quick", "--out-dir", str(out)],
+        [*COMMAND, "--quick", "--out-dir", str(out)],
         capture_output=True,
         text=True,
         timeout=900,
@@ -75,7 +72,7 @@ def test_a_second_run_never_overwrites_the_first(quick):
     out, _ = quick
     before = (out / "results.json").read_bytes()
     proc = subprocess.run(
-        [sys.executable, str(SCRIPT), "--quick", "--out-dir", str(out)],
+        [*COMMAND, "--quick", "--out-dir", str(out)],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -87,7 +84,7 @@ def test_a_second_run_never_overwrites_the_first(quick):
 def test_a_folder_with_anything_in_it_is_refused_before_anything_is_written(tmp_path):
     (tmp_path / "notes.txt").write_text("another run's")
     proc = subprocess.run(
-        [sys.executable, str(SCRIPT), "--quick", "--out-dir", str(tmp_path)],
+        [*COMMAND, "--quick", "--out-dir", str(tmp_path)],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -150,7 +147,7 @@ def test_no_job_runs_past_the_runs_budget(tmp_path, monkeypatch):
 
 def test_gpu_mode_refuses_a_machine_without_gpu(tmp_path):
     proc = subprocess.run(
-        [sys.executable, str(SCRIPT), "--device", "gpu", "--out-dir", str(tmp_path)],
+        [*COMMAND, "--device", "gpu", "--out-dir", str(tmp_path)],
         capture_output=True,
         text=True,
         cwd=ROOT,

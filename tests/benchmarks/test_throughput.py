@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
 import json
 import math
-import sys
-from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -18,23 +15,7 @@ import pytest
 import alem
 from alem.core import MultiAgentEnv
 from alem.wrappers import AutoReset
-
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "throughput.py"
-
-
-def _load():
-    name = "alem_benchmarks_throughput"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
-
-
-tp = _load()
-
+from benchmarks import throughput as tp
 
 # One CLI run serves the field checks and the reward check (each alem batch size costs a compile).
 N, T = 1024, 16

@@ -37,7 +37,8 @@ from alem.policies import Policy, Turn, host_view
 from alem.text.llm.chat import ChatBackend
 from alem.text.llm.parsing import parse_reply
 from alem.text.llm.prompts import turn_prompt
-from alem.text.train.pool import EpisodeResult, TextEnvPool, TextTurn
+from alem.text.train.pool import TextEnvPool
+from alem.text.train.turns import EpisodeResult, TextTurn
 
 __all__ = ["rollout", "arollout", "decision_dataset", "DecisionReward", "completion_text"]
 

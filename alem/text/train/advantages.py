@@ -13,7 +13,7 @@ Three estimators that papers on LLM self-play use, written from their formulas:
 - :func:`turn_level_advantages`: turn-level advantages with per-agent normalisation (in the
   style of MARS): each decision's discounted return over the *same agent's* later turns,
   ``G_k = r_k + gamma * G_{k+1}`` (``r_k``: the rewards credited to decision ``k``, see
-  :func:`alem.text.train.pool.credit_rewards`), then normalised over the batch separately per agent
+  :func:`alem.text.train.turns.credit_rewards`), then normalised over the batch separately per agent
   (or role): ``A = (G - mean_agent G) / (std_agent G + eps)``.
 
 Every function takes flat arrays (one entry per trajectory or per decision) and returns a

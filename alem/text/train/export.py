@@ -51,7 +51,8 @@ from typing import Any, TextIO
 from alem.core import MultiAgentEnv
 from alem.errors import AlemError, ConfigError
 from alem.rundir import read_jsonl
-from alem.text.train.pool import EpisodeResult, TextEnvPool
+from alem.text.train.pool import TextEnvPool
+from alem.text.train.turns import EpisodeResult
 
 __all__ = ["decision_lines", "export_experts", "export_run", "read_decisions", "main"]
 

@@ -6,7 +6,7 @@ program (the arena's :class:`~alem.engine.lockstep.LockStep`: ``env.reset``/``en
 chat prompts and takes reply strings back.
 
 - :meth:`TextEnvPool.reset` starts episodes from seeds and returns the pending
-  :class:`TextTurn` records: one per env row and seat that must act now, each with the chat
+  :class:`~alem.text.train.turns.TextTurn` records: one per env row and seat that must act now, each with the chat
   messages that seat sees (system: the rules and the answer format; user: its own view,
   ``env.render_text(state, seat)``, and the legal moves by name; optionally the last
   ``history`` accepted exchanges of the episode) and the legal move names.
@@ -14,7 +14,7 @@ chat prompts and takes reply strings back.
   with :func:`~alem.text.llm.parsing.parse_reply` (a JSON ``{"action": ...}`` or free text),
   applies the ``invalid`` rule to replies that name no legal move, steps every live env once
   (simultaneous-move envs: every acting seat of a row answers in the same step) and returns a
-  :class:`PoolStep`: per-seat rewards of this step, done flags, finished episodes with their
+  :class:`~alem.text.train.turns.PoolStep`: per-seat rewards of this step, done flags, finished episodes with their
   returns and per-decision trajectories, invalid flags, and the next pending records.
   :meth:`TextEnvPool.step_actions` does the same from action indices (``-1``: forfeit).
 
@@ -28,8 +28,8 @@ without re-prompts (a trainer sees every reply once):
   (``illegal_action="lose"`` in games that offer it ends the game as a loss; the default
   ``"replace"`` plays the env's documented default move).
 
-Each such turn is flagged (:attr:`Decision.invalid`, :attr:`PoolStep.invalid`) and counted
-per seat in :attr:`EpisodeResult.invalid`. The env's rewards are passed on unchanged: a
+Each such turn is flagged (:attr:`~alem.text.train.turns.Decision.invalid`, :attr:`~alem.text.train.turns.PoolStep.invalid`) and counted
+per seat in :attr:`~alem.text.train.turns.EpisodeResult.invalid`. The env's rewards are passed on unchanged: a
 trainer that wants a format penalty subtracts it from the flagged turns.
 
 Seeds and finished rows: ``reset(seeds)`` takes any iterable of non-negative int seeds. The
@@ -53,8 +53,6 @@ moves from the mask, prompts and parses in Python (``benchmarks/text_pool.py`` m
 
 from __future__ import annotations
 
-import dataclasses
-import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -67,159 +65,13 @@ from alem.errors import AlemError, ConfigError
 from alem.policies import Policy, host_view
 from alem.text.llm.parsing import parse_reply
 from alem.text.llm.prompts import system_prompt, turn_prompt
+from alem.text.train.turns import Decision, EpisodeResult, PoolStep, TextTurn, answer, credit_rewards
 
-__all__ = [
-    "INVALID_RULES",
-    "TextTurn",
-    "Decision",
-    "EpisodeResult",
-    "PoolStep",
-    "TextEnvPool",
-    "answer",
-    "credit_rewards",
-]
+__all__ = ["INVALID_RULES", "TextEnvPool"]
 
 #: Values of ``invalid=``: what an unparseable or illegal reply plays.
 INVALID_RULES = ("random", "first", "forfeit")
 _INT32_MAX = 2**31 - 1
-
-
-def answer(name: str) -> str:
-    """The answer format for move ``name``: ``{"action": "<name>"}`` (what a model should reply)."""
-    return json.dumps({"action": name})
-
-
-@dataclasses.dataclass(eq=False)
-class TextTurn:
-    """One seat of one env row that must act now: what it is shown and what it may answer.
-
-    Attributes:
-        env: the row of the pool.
-        seat: the acting seat (agent index).
-        agent: the seat's agent name (``env.agents[seat]``).
-        role: the seat's role id (``env.agent_roles[seat]``) and ``role_name`` its name.
-        seed: the episode's seed (``(pool seed, seed)`` fixes the deal).
-        turn: env steps played in this episode before this decision.
-        decision: this seat's earlier decisions in this episode.
-        messages: the chat (``system``, earlier accepted exchanges, then ``user``).
-        legal: the legal move names; ``legal_actions`` their action indices.
-    """
-
-    env: int
-    seat: int
-    agent: str
-    role: int
-    role_name: str
-    seed: int
-    turn: int
-    decision: int
-    messages: list[dict[str, str]]
-    legal: list[str]
-    legal_actions: list[int]
-
-    @property
-    def prompt(self) -> list[dict[str, str]]:
-        """The messages (the name trainers' datasets use)."""
-        return self.messages
-
-
-@dataclasses.dataclass(eq=False)
-class Decision:
-    """A turn once answered: the reply, how it was read, the move played and its rewards.
-
-    Attributes:
-        turn: the :class:`TextTurn`.
-        reply: the reply text (for scripted seats and :meth:`TextEnvPool.step_actions`:
-            the canonical answer of the move, :func:`answer`).
-        status: ``"ok"``, ``"unparseable"`` or ``"illegal"`` (see :func:`parse_reply`).
-        invalid: the reply named no legal move, so ``invalid=`` chose ``action``.
-        action: the action index played (``-1``: forfeit).
-        action_name: its name (None for -1).
-        env_illegal: the env flagged the move illegal (a forfeit, or an illegal index).
-        step_reward: the seat's reward from the env step that applied this move.
-        reward: the rewards credited to this decision (:func:`credit_rewards`; set when the
-            episode ends): the seat's rewards from this move up to its next decision.
-        scripted: a device policy of ``players=`` made this move.
-    """
-
-    turn: TextTurn
-    reply: str
-    status: str
-    invalid: bool
-    action: int
-    action_name: str | None
-    env_illegal: bool = False
-    step_reward: float = 0.0
-    reward: float = 0.0
-    scripted: bool = False
-
-
-@dataclasses.dataclass(eq=False)
-class EpisodeResult:
-    """A finished episode of one row.
-
-    Attributes:
-        env: the row; ``seed``: the episode's seed.
-        returns: each seat's undiscounted return.
-        length: env steps played.
-        terminated, truncated: the env's flags; ``cut``: ended by the pool's ``max_steps``.
-        decisions: how often each seat acted; ``invalid``: how many of its replies were invalid.
-        trajectory: every recorded :class:`Decision` in play order (``record=True``).
-    """
-
-    env: int
-    seed: int
-    returns: tuple[float, ...]
-    length: int
-    terminated: bool
-    truncated: bool
-    cut: bool
-    decisions: tuple[int, ...]
-    invalid: tuple[int, ...]
-    trajectory: list[Decision]
-
-
-@dataclasses.dataclass(eq=False)
-class PoolStep:
-    """What :meth:`TextEnvPool.step` returns.
-
-    Attributes:
-        decisions: one :class:`Decision` per reply, in the order of the pending records.
-        invalid: bool ``[len(replies)]``: which replies were invalid.
-        rewards: float32 ``[N, num_agents]``: every seat's reward from this step (0 on idle rows).
-        done: bool ``[N]``: the row's episode ended in this step.
-        returns: float64 ``[N, num_agents]``: the episode returns of rows with ``done`` (NaN elsewhere).
-        finished: the :class:`EpisodeResult` of every episode that ended in this step.
-        pending: the next pending :class:`TextTurn` records.
-    """
-
-    decisions: list[Decision]
-    invalid: np.ndarray
-    rewards: np.ndarray
-    done: np.ndarray
-    returns: np.ndarray
-    finished: list[EpisodeResult]
-    pending: list[TextTurn]
-
-
-def credit_rewards(rewards: np.ndarray, steps: Sequence[int]) -> np.ndarray:
-    """Per-decision rewards of one seat: ``rewards[k]`` (the seat's reward after env step ``k``)
-    credited to its latest decision made at or before step ``k``.
-
-    ``steps`` are the env steps at which the seat decided (increasing). Decision ``j`` gets
-    ``sum(rewards[steps[j]:steps[j+1]])`` (the last one: up to the end); rewards that arrive
-    before the first decision go to the first one, so the credited rewards sum to the seat's
-    return. A seat that never decided gets nothing (an empty array).
-
-    >>> credit_rewards(np.array([0.0, 0.0, 1.0, 0.0, -2.0]), [0, 2]).tolist()
-    [0.0, -1.0]
-    """
-    rewards = np.asarray(rewards, np.float64)
-    if len(steps) == 0:
-        return np.zeros(0)
-    bounds = np.asarray(steps, np.int64).copy()
-    bounds[0] = 0
-    return np.add.reduceat(rewards, bounds) if len(rewards) else np.zeros(len(steps))
 
 
 class _TextSeat(Policy):
@@ -263,7 +115,7 @@ class TextEnvPool:
         max_steps: cut episodes after this many env steps (None: the env's own horizon).
         players: device policies for some seats: a mapping ``seat -> Policy`` or a sequence with
             ``None`` for text seats (e.g. ``{1: make_policy("minimax", env)}``).
-        record: keep each episode's decisions (:attr:`EpisodeResult.trajectory`).
+        record: keep each episode's decisions (:attr:`~alem.text.train.turns.EpisodeResult.trajectory`).
         record_scripted: also render and record the decisions of ``players`` seats.
         env_kwargs: keyword arguments of :func:`alem.make` when ``env`` is an id.
     """
@@ -608,7 +460,7 @@ class TextEnvPool:
 
     def play(self, reply_fn: Any, seeds: Iterable[int]) -> Iterator[EpisodeResult]:
         """Play ``seeds`` to the end with ``reply_fn(pending) -> replies`` (a list per step);
-        yields each :class:`EpisodeResult` as it finishes (a convenience for tests and exports)."""
+        yields each :class:`~alem.text.train.turns.EpisodeResult` as it finishes (a convenience for tests and exports)."""
         pending = self.reset(seeds)
         while not self.done:
             res = self.step(reply_fn(pending) if pending else [])

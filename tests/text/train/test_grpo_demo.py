@@ -11,8 +11,11 @@ import pytest
 
 import alem
 from alem.errors import ConfigError, RunDirError
+from alem.text.train import grpo
 from alem.text.train import grpo_demo as gd
-from alem.text.train.pool import TextEnvPool, answer
+from alem.text.train import lora_policy as lp
+from alem.text.train.pool import TextEnvPool
+from alem.text.train.turns import answer
 
 ROCK, PAPER, SCISSORS = (answer(m) for m in ("rock", "paper", "scissors"))
 
@@ -25,7 +28,7 @@ def rps():
 @pytest.fixture(scope="module")
 def rps_pool(rps):
     """Seat 0 answers through the pool, seat 1 always plays scissors."""
-    return TextEnvPool(rps, 6, seed=3, players={1: gd.fixed_move_policy(rps, "scissors")})
+    return TextEnvPool(rps, 6, seed=3, players={1: grpo.fixed_move_policy(rps, "scissors")})
 
 
 def play_once(pool, seeds, replies):
@@ -37,21 +40,21 @@ def play_once(pool, seeds, replies):
 
 
 def test_training_seeds_repeat_each_fresh_seed_once_per_group_member():
-    assert gd.training_seeds(0, 2, 3, start=100) == [100, 100, 100, 101, 101, 101]
-    assert gd.training_seeds(1, 2, 3, start=100) == [102, 102, 102, 103, 103, 103]
+    assert grpo.training_seeds(0, 2, 3, start=100) == [100, 100, 100, 101, 101, 101]
+    assert grpo.training_seeds(1, 2, 3, start=100) == [102, 102, 102, 103, 103, 103]
     # consecutive steps never reuse a seed, and never touch the evaluation seeds below start
-    seen = [s for k in range(5) for s in set(gd.training_seeds(k, 4, 8, start=200))]
+    seen = [s for k in range(5) for s in set(grpo.training_seeds(k, 4, 8, start=200))]
     assert len(seen) == len(set(seen)) == 20 and min(seen) == 200
 
 
 def test_pool_reply_json_rule_passes_only_replies_in_the_answer_format():
-    assert gd.pool_reply('{"action": "rock"}') == '{"action": "rock"}'
-    assert gd.pool_reply('sure: {"action":"paper"} good luck') == 'sure: {"action":"paper"} good luck'
+    assert grpo.pool_reply('{"action": "rock"}') == '{"action": "rock"}'
+    assert grpo.pool_reply('sure: {"action":"paper"} good luck') == 'sure: {"action":"paper"} good luck'
     for free_text in ("rock", "You can't.", "I play scissors", '{"move": "rock"}', ""):
-        assert gd.pool_reply(free_text, "json") == ""
-        assert gd.pool_reply(free_text, "tolerant") == free_text
+        assert grpo.pool_reply(free_text, "json") == ""
+        assert grpo.pool_reply(free_text, "tolerant") == free_text
     with pytest.raises(ConfigError, match="answer must be one of"):
-        gd.pool_reply("rock", "lenient")
+        grpo.pool_reply("rock", "lenient")
 
 
 def test_fixed_move_opponent_and_grpo_batch_on_real_episodes(rps_pool):
@@ -62,7 +65,7 @@ def test_fixed_move_opponent_and_grpo_batch_on_real_episodes(rps_pool):
     assert returns[0] == 1.0 and returns[2] == -1.0  # rock beats scissors, paper loses
     assert returns[3:] == [1.0, 1.0, 0.0]
     assert [ep.invalid[0] for ep in episodes] == [0, 1, 0, 0, 0, 0]
-    rewards, adv, batch = gd.grpo_batch(episodes, 0, invalid_penalty=1.0)
+    rewards, adv, batch = grpo.grpo_batch(episodes, 0, invalid_penalty=1.0)
     np.testing.assert_allclose(rewards, np.array(returns) - np.array([0, 1, 0, 0, 0, 0]))
     # advantages are relative within each deal: zero mean per group, order kept
     assert abs(adv[:3].sum()) < 1e-9 and abs(adv[3:].sum()) < 1e-9
@@ -75,8 +78,8 @@ def test_fixed_move_opponent_and_grpo_batch_on_real_episodes(rps_pool):
 
 def test_fixed_move_policy_refuses_a_move_the_env_lacks(rps):
     with pytest.raises(ConfigError, match="no move 'rok'.*did you mean 'rock'"):
-        gd.fixed_move_policy(rps, "rok")
-    assert gd.opponent_policy(rps, "random").name == "random"
+        grpo.fixed_move_policy(rps, "rok")
+    assert grpo.opponent_policy(rps, "random").name == "random"
 
 
 def test_summary_paired_difference_and_table(rps_pool):
@@ -84,7 +87,7 @@ def test_summary_paired_difference_and_table(rps_pool):
     after, dec_a = play_once(rps_pool, range(6), [ROCK] * 5 + [SCISSORS])
     texts_b = {d: ("x", 12) for d in dec_b}
     texts_a = {d: (d.reply, 7) for d in dec_a}
-    sb, sa = gd.summarize(before, 0, texts_b), gd.summarize(after, 0, texts_a)
+    sb, sa = grpo.summarize(before, 0, texts_b), grpo.summarize(after, 0, texts_a)
     assert sb["invalid_rate"] == pytest.approx(5 / 6) and sb["moves"] == {"paper": 1}
     assert sa == {
         "episodes": 6,
@@ -99,11 +102,11 @@ def test_summary_paired_difference_and_table(rps_pool):
         "moves": {"rock": 5, "scissors": 1},
         "top_replies": [[ROCK, 5], [SCISSORS, 1]],
     }
-    diff = gd.paired_difference(before, after, 0)
+    diff = grpo.paired_difference(before, after, 0)
     b = {ep.seed: ep.returns[0] for ep in before}
     assert diff["pairs"] == 6
     assert diff["mean"] == pytest.approx(np.mean([ep.returns[0] - b[ep.seed] for ep in after]))
-    table = gd.markdown_table([("before", sb), ("after", sa)])
+    table = grpo.markdown_table([("before", sb), ("after", sa)])
     lines = table.splitlines()
     assert len(lines) == 4 and lines[0].startswith("| model |")
     assert (
@@ -137,7 +140,7 @@ def test_pg_loss_step_raises_positive_and_lowers_negative_advantage_replies():
     tokens = torch.randint(0, 5, (3, 4))
     mask = torch.tensor([[1, 1, 1, 0], [1, 1, 0, 0], [1, 1, 1, 1]], dtype=torch.bool)
     adv = [1.5, -1.0, -0.5]
-    loss = gd.pg_loss(_toy_logprobs(torch, z, tokens), mask, adv)
+    loss = lp.pg_loss(_toy_logprobs(torch, z, tokens), mask, adv)
     loss.backward()
     assert torch.all(z.grad[~mask] == 0)  # padding carries no gradient
     with torch.no_grad():
@@ -146,7 +149,7 @@ def test_pg_loss_step_raises_positive_and_lowers_negative_advantage_replies():
     assert after[0] > before[0] and after[1] < before[1] and after[2] < before[2]
     # token-level normalisation: parts with the batch's token count add up to the whole
     parts = sum(
-        gd.pg_loss(_toy_logprobs(torch, z, tokens)[i : i + 1], mask[i : i + 1], adv[i : i + 1], num_tokens=9)
+        lp.pg_loss(_toy_logprobs(torch, z, tokens)[i : i + 1], mask[i : i + 1], adv[i : i + 1], num_tokens=9)
         for i in range(3)
     )
     assert float(parts) == pytest.approx(float(loss), rel=1e-6)
@@ -157,9 +160,9 @@ def test_pg_loss_kl_term_is_zero_at_the_reference_and_pulls_back_to_it():
     logp = torch.log(torch.tensor([[0.5, 0.2]])).requires_grad_(True)
     mask = torch.ones(1, 2, dtype=torch.bool)
     zero_adv = [0.0]
-    assert float(gd.pg_loss(logp, mask, zero_adv, ref_logp=logp.detach(), kl_coef=1.0)) == 0.0
+    assert float(lp.pg_loss(logp, mask, zero_adv, ref_logp=logp.detach(), kl_coef=1.0)) == 0.0
     ref = torch.log(torch.tensor([[0.6, 0.1]]))
-    kl = gd.pg_loss(logp, mask, zero_adv, ref_logp=ref, kl_coef=1.0)
+    kl = lp.pg_loss(logp, mask, zero_adv, ref_logp=ref, kl_coef=1.0)
     assert float(kl) > 0
     kl.backward()
     # raising a token's log-prob toward the reference's lowers the penalty, and vice versa
@@ -186,13 +189,13 @@ def _model_stack():
 @pytest.mark.exhaustive
 def test_one_update_of_smollm2_moves_replies_the_way_their_advantages_say(rps_pool):
     torch = _model_stack()
-    policy = gd.LoRAChatPolicy(seed=0)
+    policy = lp.LoRAChatPolicy(seed=0)
     replies = [ROCK, PAPER]
     pending = rps_pool.reset([0, 0])
     prompt = policy.prompt_ids(pending[0].messages)
     ids = [policy.tokenizer(r, add_special_tokens=False)["input_ids"] + [policy.stop_ids[0]] for r in replies]
     decisions = rps_pool.step(replies).decisions
-    samples = {d: gd.Sample(i, r) for d, i, r in zip(decisions, ids, replies, strict=True)}
+    samples = {d: grpo.Sample(i, r) for d, i, r in zip(decisions, ids, replies, strict=True)}
 
     def seq_logp():
         with torch.no_grad():
@@ -207,7 +210,7 @@ def test_one_update_of_smollm2_moves_replies_the_way_their_advantages_say(rps_po
         plain = full[len(prompt) - 1 : -1].gather(1, torch.tensor(c)[:, None]).sum()
         assert float(plain) == pytest.approx(float(before[k]), abs=1e-3)
     opt = torch.optim.AdamW(policy.trainable_parameters, lr=1e-3, weight_decay=0.0)
-    stats = gd.train_step(policy, opt, [(decisions[0], 1.0), (decisions[1], -1.0)], samples, temperature=1.0)
+    stats = lp.train_step(policy, opt, [(decisions[0], 1.0), (decisions[1], -1.0)], samples, temperature=1.0)
     assert stats["trained"] == 2 and stats["tokens"] == sum(map(len, ids)) and stats["grad_norm"] > 0
     after = seq_logp()
     assert after[0] > before[0] + 0.05 and after[1] < before[1] - 0.05

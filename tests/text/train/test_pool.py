@@ -14,7 +14,8 @@ from alem.engine.lockstep import episode_key
 from alem.errors import AlemError, ConfigError
 from alem.policies import make_policy
 from alem.text.llm.prompts import system_prompt, turn_prompt
-from alem.text.train.pool import TextEnvPool, answer, credit_rewards
+from alem.text.train.pool import TextEnvPool
+from alem.text.train.turns import answer, credit_rewards
 
 
 @pytest.fixture(scope="module")
