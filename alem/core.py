@@ -100,6 +100,10 @@ class MultiAgentEnv(Generic[TState, TParams]):
     fixed_start: ClassVar[bool] = False
     #: Whether the agents' rewards sum to zero on every transition (two-player games, poker).
     zero_sum: ClassVar[bool] = False
+    #: Whether the agents share one goal, so that the team reward (the mean of the agents'
+    #: rewards) is what each of them wants: common-payoff games, Hanabi, the cooperative MPE
+    #: tasks, foraging, warehouses, Overcooked, pathfinding. Value mixers (VDN, QMIX) need it.
+    cooperative: ClassVar[bool] = False
     #: Whether actions are ``[N, d]`` floats instead of ``[N]`` indices (may be set per
     #: instance, e.g. by adapters). Continuous envs report ``action_mask [N, d]``: True on every real
     #: action dimension, False on the padding of heterogeneous agents.

@@ -118,22 +118,25 @@ def _plan_random(cfg: DictConfig, env: alem.MultiAgentEnv) -> Plan:
     return Plan(RandomLearner(env, num_envs, num_steps), schedule, device_mesh(cfg))
 
 
-def _plan_ppo(cfg: DictConfig, env: alem.MultiAgentEnv) -> Plan:
-    from alem.algos import make_config, make_learner
+def _plan_learner(cfg: DictConfig, env: alem.MultiAgentEnv) -> Plan:
+    """A PPO-core preset (:data:`alem.algos.VARIANTS`) or a value-based one (:data:`alem.algos.Q_VARIANTS`)."""
+    from alem.algos import Q_VARIANTS, make_config, make_learner, make_q_config, make_q_learner
     from alem.algos.config import LearnerConfigError
+
+    value_based = cfg.algo.name in Q_VARIANTS
 
     num_seeds = _positive(cfg, "num_seeds")
     seed = _check_seed(cfg, num_seeds)
     chunk_updates = _positive(cfg, "chunk_updates")
     options = {k: v for k, v in OmegaConf.to_container(cfg.algo, resolve=True).items() if k != "name"}
     try:
-        lcfg = make_config(cfg.algo.name, **options)
+        lcfg = (make_q_config if value_based else make_config)(cfg.algo.name, **options)
         chunk_updates = min(chunk_updates, lcfg.num_updates)
         num_chunks = -(-lcfg.num_updates // chunk_updates)
         per_update = lcfg.num_envs * lcfg.num_steps
         # Whole chunks: the learning-rate schedule covers exactly the updates that run.
         lcfg = dataclasses.replace(lcfg, total_steps=num_chunks * chunk_updates * per_update)
-        learner = make_learner(env, lcfg)
+        learner = (make_q_learner if value_based else make_learner)(env, lcfg)
     except LearnerConfigError as e:
         raise ConfigError(str(e)) from None
     mesh = device_mesh(cfg)
@@ -162,18 +165,19 @@ def plan(cfg: DictConfig, env: alem.MultiAgentEnv) -> Plan:
 
     Nothing is written or compiled; every value that could only fail later is refused here.
     """
-    from alem.algos import VARIANTS
+    from alem.algos import Q_VARIANTS, VARIANTS
 
     algo_name = cfg.algo.get("name") if isinstance(cfg.get("algo"), DictConfig) else None
-    if algo_name != "random" and algo_name not in VARIANTS:
-        raise ConfigError(f"unknown algorithm {algo_name!r}; available: {sorted(['random', *VARIANTS])}")
+    if algo_name != "random" and algo_name not in VARIANTS and algo_name not in Q_VARIANTS:
+        known = sorted(["random", *VARIANTS, *Q_VARIANTS])
+        raise ConfigError(f"unknown algorithm {algo_name!r}; available: {known}")
     mode = cfg.wandb.get("mode") if isinstance(cfg.get("wandb"), DictConfig) else "disabled"
     if mode not in WANDB_MODES:
         raise ConfigError(f"wandb.mode must be one of {list(WANDB_MODES)}, got {mode!r}")
     if cfg.get("logger", "none") not in LOGGERS:
         raise ConfigError(f"logger must be one of {list(LOGGERS)}, got {cfg.get('logger')!r}")
     require_positive_int(cfg.get("stop_after_chunks"), "stop_after_chunks", error=ConfigError, allow_none=True)
-    p = _plan_random(cfg, env) if algo_name == "random" else _plan_ppo(cfg, env)
+    p = _plan_random(cfg, env) if algo_name == "random" else _plan_learner(cfg, env)
     _check_memory(p, env)
     return p
 

@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["Network", "orthogonal"]
+__all__ = ["Network", "orthogonal", "apply_per_role"]
 
 _ACTIVATIONS = {"tanh": nn.tanh, "relu": nn.relu}
 
@@ -73,6 +73,8 @@ class Network(nn.Module):
 
     ``log_std=(D, init)`` adds a learned, state-independent vector ``log_std`` (``D``
     values, initially ``init``) appended to every output: a Gaussian policy head's spread.
+    ``layer_norm`` normalises every hidden layer before its activation (PQN's Q-network: it is
+    what keeps Q-learning stable without a target network, Gallici et al. 2024).
     """
 
     out_dim: int
@@ -81,12 +83,14 @@ class Network(nn.Module):
     recurrent: int = 0
     head_scale: float = 1.0
     log_std: tuple[int, float] | None = None
+    layer_norm: bool = False
 
     @nn.compact
     def __call__(self, h, x, resets):
         act = _ACTIVATIONS[self.activation]
         for width in self.hidden:
-            x = act(nn.Dense(width, kernel_init=orthogonal(np.sqrt(2)))(x))
+            x = nn.Dense(width, kernel_init=orthogonal(np.sqrt(2)))(x)
+            x = act(nn.LayerNorm()(x) if self.layer_norm else x)
         if self.recurrent:
             h, x = _GRU(self.recurrent)(h, x, resets)
         out = nn.Dense(self.out_dim, kernel_init=orthogonal(self.head_scale))(x)
@@ -99,3 +103,23 @@ class Network(nn.Module):
     def initial_hidden(self, batch: tuple[int, ...]) -> jax.Array:
         """Zero GRU state of shape ``[*batch, recurrent]`` (zero-width when feed-forward)."""
         return jnp.zeros((*batch, self.recurrent), jnp.float32)
+
+
+def apply_per_role(net: Network, params, h, x, resets, roles: np.ndarray, num_roles: int):
+    """Apply ``net`` per unit with that unit's role parameters (``params`` stacked ``[K, ...]``).
+
+    ``h [B, U, H]``, ``x [T, B, U, D]``, ``resets [T, B]`` -> ``h [B, U, H]``, ``out [T, B, U, O]``.
+    """
+    f = lambda p, h_u, x_u: net.apply(p, h_u, x_u, resets)
+    if num_roles == 1 and not net.recurrent:
+        # One feed-forward network for every unit: fold the units into the batch (one
+        # matmul per layer, no transposes in and out of a vmap over units).
+        p = jax.tree.map(lambda a: a[0], params)
+        t, b, u = x.shape[:3]
+        _, out = net.apply(p, h.reshape(b * u, -1), x.reshape(t, b * u, -1), jnp.repeat(resets, u, axis=1))
+        return h, out.reshape(t, b, u, -1)
+    if num_roles == 1:
+        p = jax.tree.map(lambda a: a[0], params)
+        return jax.vmap(f, in_axes=(None, 1, 2), out_axes=(1, 2))(p, h, x)
+    p = jax.tree.map(lambda a: a[roles], params)
+    return jax.vmap(f, in_axes=(0, 1, 2), out_axes=(1, 2))(p, h, x)

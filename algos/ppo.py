@@ -236,6 +236,10 @@ class Learner(UnitLayout, sp.SelfPlayMatches):
         stats = jax.tree.map(lambda x: x.sum(0), stats)
         return state.replace(key=key), batch, {"hidden0": hidden0, **stats}
 
+    def evaluation_rollout(self, state: LearnerState, env_params: Any) -> tuple[LearnerState, Batch, dict]:
+        """The final evaluation's rollout: PPO plays its stochastic policy, as in training."""
+        return self.rollout(state, env_params)
+
     def loss(
         self,
         params,

@@ -21,7 +21,7 @@ import numpy as np
 from alem.algos import joint as joint_actions
 from alem.algos.distributions import CategoricalHead, GaussianHead
 from alem.algos.losses import masked_log_softmax
-from alem.algos.networks import Network
+from alem.algos.networks import Network, apply_per_role
 from alem.core import MultiAgentEnv
 
 __all__ = ["UnitLayout"]
@@ -113,25 +113,8 @@ class UnitLayout:
         return actor_in, critic_in
 
     def _apply(self, net: Network, params, h, x, resets):
-        """Apply ``net`` per unit with that unit's role parameters.
-
-        ``h [B, U, H]``, ``x [T, B, U, D]``, ``resets [T, B]`` -> ``h [B, U, H]``, ``out [T, B, U, O]``.
-        """
-        f = lambda p, h_u, x_u: net.apply(p, h_u, x_u, resets)
-        if self.num_roles == 1 and not self.cfg.recurrent:
-            # One feed-forward network for every unit: fold the units into the batch (one
-            # matmul per layer, no transposes in and out of a vmap over units).
-            p = jax.tree.map(lambda a: a[0], params)
-            t, b, u = x.shape[:3]
-            _, out = net.apply(
-                p, h.reshape(b * u, -1), x.reshape(t, b * u, -1), jnp.repeat(resets, u, axis=1)
-            )
-            return h, out.reshape(t, b, u, -1)
-        if self.num_roles == 1:
-            p = jax.tree.map(lambda a: a[0], params)
-            return jax.vmap(f, in_axes=(None, 1, 2), out_axes=(1, 2))(p, h, x)
-        p = jax.tree.map(lambda a: a[self.roles], params)
-        return jax.vmap(f, in_axes=(0, 1, 2), out_axes=(1, 2))(p, h, x)
+        """Apply ``net`` per unit with that unit's role parameters (:func:`apply_per_role`)."""
+        return apply_per_role(net, params, h, x, resets, self.roles, self.num_roles)
 
     def distribution(self, out: jax.Array, mask: jax.Array) -> jax.Array:
         """The head's distribution parameters ``[..., Md, P]`` from actor output and the env mask

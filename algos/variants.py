@@ -34,12 +34,12 @@ VARIANTS: dict[str, dict[str, Any]] = {
 }
 
 
-def hydra_options() -> dict[str, None]:
-    """Every tunable ``LearnerConfig`` field set to None ("use the preset"), for Hydra's algo group.
-
-    With these keys present, ``algo.<field>=value`` overrides work without ``+``.
+def hydra_options(config: type = LearnerConfig) -> dict[str, None]:
+    """Every tunable field of ``config`` (``LearnerConfig``, ``QConfig``) set to None ("use the
+    preset"), for Hydra's algo group. With these keys present, ``algo.<field>=value`` overrides
+    work without ``+``.
     """
-    return {f.name: None for f in dataclasses.fields(LearnerConfig) if f.name != "name"}
+    return {f.name: None for f in dataclasses.fields(config) if f.name != "name"}
 
 
 def make_config(name: str, **overrides: Any) -> LearnerConfig:

@@ -161,6 +161,8 @@ class FromGymnax(MultiAgentEnv[FromGymnaxState, FromGymnaxParams]):
         illegal_action: alem's illegal-action mode (only ``"replace"``).
     """
 
+    cooperative: ClassVar[bool] = True  # the agents share one goal (alem.core.MultiAgentEnv)
+
     supports_text: ClassVar[bool] = False
     stochastic: ClassVar[bool] = True
 

@@ -22,7 +22,8 @@ def policy_evaluator(
     """A compiled evaluation of seed-batched learner parameters (compiled once, called many times).
 
     Returns ``evaluate(keys, params) -> (episodes [S], mean return per agent [S, N])``: for each
-    seed, ``learner.cfg.num_envs`` fresh envs run the (stochastic) policy with ``params`` for
+    seed, ``learner.cfg.num_envs`` fresh envs run the learner's evaluation policy
+    (``learner.evaluation_rollout``: PPO's stochastic policy, a Q-learner's greedy one) with ``params`` for
     ``num_steps`` steps, rounded up to whole rollouts of ``learner.cfg.num_steps``; the mean is over
     the episodes that ended (NaN where none did). ``params`` has the seed axis first, as in a
     seed-vmapped ``LearnerState.params``.
@@ -33,7 +34,7 @@ def policy_evaluator(
         st = learner.init(key).replace(params=params)
 
         def one_rollout(s, _):
-            s, _batch, stats = learner.rollout(s, env.default_params)
+            s, _batch, stats = learner.evaluation_rollout(s, env.default_params)
             return s, stats
 
         _, m = jax.lax.scan(one_rollout, st, None, length=rounds)

@@ -337,6 +337,12 @@ class MatrixGame(RepeatedGame):
     def zero_sum(self) -> bool:  # type: ignore[override]
         return bool(np.allclose(np.asarray(self.default_params.payoffs).sum(axis=0), 0.0))
 
+    @property
+    def cooperative(self) -> bool:  # type: ignore[override]
+        """A common-payoff game: every agent's payoff tensor is the same."""
+        table = np.asarray(self.default_params.payoffs)
+        return bool(np.allclose(table, table[:1]))
+
     def payoff(self, params: MatrixGameParams, joint_action: jax.Array) -> jax.Array:
         return params.payoffs[(slice(None), *joint_action)]
 

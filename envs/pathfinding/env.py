@@ -120,6 +120,7 @@ class PathfindingEnv(TextHooks, MultiAgentEnv[PathfindingState, PathfindingParam
     __doc__ = __doc__
 
     stochastic: ClassVar[bool] = True
+    cooperative: ClassVar[bool] = True  # the agents share one goal (alem.core.MultiAgentEnv)
 
     def __init__(
         self,

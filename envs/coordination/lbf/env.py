@@ -142,6 +142,8 @@ class LevelBasedForaging(TextHooks, MultiAgentEnv[LBFState, LBFParams]):
         mask_invalid: the action mask marks invalid moves/loads illegal (else all legal).
     """
 
+    cooperative: ClassVar[bool] = True  # the agents share one goal (alem.core.MultiAgentEnv)
+
     stochastic: ClassVar[bool] = True  # layouts and levels are drawn at reset
 
     def __init__(

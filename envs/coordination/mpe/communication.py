@@ -35,6 +35,8 @@ class SimpleReference(MPEEnv):
     - **Version**: v0.
     """
 
+    cooperative = True  # the agents share one goal (alem.core.MultiAgentEnv)
+
     num_goals = 2
 
     def __init__(
@@ -100,6 +102,8 @@ class SimpleSpeakerListener(MPEEnv):
     - **Reference**: mpe2 ``simple_speaker_listener_v4``.
     - **Version**: v0.
     """
+
+    cooperative = True  # the agents share one goal (alem.core.MultiAgentEnv)
 
     num_goals = 1
 

@@ -29,6 +29,8 @@ class Simple(MPEEnv):
     - **Version**: v0.
     """
 
+    cooperative = True  # the agents share one goal (alem.core.MultiAgentEnv)
+
     def __init__(
         self,
         *,
@@ -83,6 +85,8 @@ class SimpleSpread(MPEEnv):
     - **Reference**: mpe2 ``simple_spread_v3`` (obs, rewards, truncation checked step by step).
     - **Version**: v0.
     """
+
+    cooperative = True  # the agents share one goal (alem.core.MultiAgentEnv)
 
     def __init__(
         self,

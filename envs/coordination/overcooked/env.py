@@ -123,6 +123,8 @@ class Overcooked(TextHooks, MultiAgentEnv[OvercookedState, OvercookedParams]):
             (overcooked-ai's defaults 3, 3, 5); params fields.
     """
 
+    cooperative: ClassVar[bool] = True  # the agents share one goal (alem.core.MultiAgentEnv)
+
     stochastic: ClassVar[bool] = False
     fixed_start: ClassVar[bool] = True
 

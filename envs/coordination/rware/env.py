@@ -163,6 +163,8 @@ class Warehouse(RwareObserver, TextHooks, MultiAgentEnv[RwareState, RwareParams]
         illegal_action: only ``"replace"`` (every action is legal).
     """
 
+    cooperative = True  # the agents share one goal (alem.core.MultiAgentEnv)
+
     stochastic = True
 
     def __init__(

@@ -96,6 +96,8 @@ class Hanabi(HanabiText, HanabiViewer, MultiAgentEnv[HanabiState, HanabiParams])
         illegal_action: ``"replace"`` (default) or ``"lose"``.
     """
 
+    cooperative: ClassVar[bool] = True  # the agents share one goal (alem.core.MultiAgentEnv)
+
     illegal_action_modes: ClassVar[tuple[str, ...]] = ("replace", "lose")
     stochastic: ClassVar[bool] = True
     turn_based: ClassVar[bool] = True

@@ -1,0 +1,146 @@
+"""The configuration of the value-based learners (:mod:`alem.algos.qlearning`) and their presets.
+
+| name      | values               | data                      | target network          |
+|-----------|----------------------|---------------------------|-------------------------|
+| pqn       | one Q per agent      | the rollout, Q(lambda)    | none (LayerNorm)        |
+| pqn_vdn   | sum of the agents' Q | the rollout, Q(lambda)    | none (LayerNorm)        |
+| iql       | one Q per agent      | replay (flashbax), 1-step | hard or Polyak, double Q|
+| vdn       | sum of the agents' Q | replay (flashbax), 1-step | hard or Polyak, double Q|
+| qmix      | QMIX mixer of state  | replay (flashbax), 1-step | hard or Polyak, double Q|
+
+PQN is Gallici et al., "Simplifying Deep Temporal Difference Learning" (2024); IQL (Tan 1993,
+with DQN's machinery), VDN (Sunehag et al. 2018) and QMIX (Rashid et al. 2018) follow the
+JaxMARL and PyMARL baselines.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from alem.errors import LearnerConfigError, did_you_mean, require_positive_int
+
+__all__ = ["QConfig", "Q_VARIANTS", "make_q_config"]
+
+_CHOICES = {"mixer": ("none", "vdn", "qmix"), "sharing": ("shared", "none"), "activation": ("relu", "tanh")}
+
+
+@dataclasses.dataclass(frozen=True)
+class QConfig:
+    """Hyperparameters of the value-based core; all static (changing one recompiles)."""
+
+    name: str = "pqn"
+    mixer: str = "none"  # none (independent) | vdn | qmix
+    replay: bool = False  # False: PQN (learn from the rollout); True: a replay buffer and a target network
+    # sizes: one update = num_envs x num_steps env steps
+    num_envs: int = 16
+    num_steps: int = 32
+    total_steps: int = 1_000_000
+    # optimisation
+    lr: float = 5e-4
+    anneal_lr: bool = False
+    max_grad_norm: float = 10.0
+    gamma: float = 0.99
+    # PQN
+    q_lambda: float = 0.65
+    update_epochs: int = 2
+    num_minibatches: int = 2
+    # replay learners
+    buffer_size: int = 5000  # rows of num_envs transitions
+    batch_size: int = 128  # transitions per gradient step
+    learning_starts: int = 1000  # env steps per env before the first gradient step
+    train_steps: int = 4  # gradient steps per update
+    target_every: int = 10  # updates between target-network updates
+    tau: float = 1.0  # target <- tau * online + (1 - tau) * target (1: a hard copy)
+    double_q: bool = True
+    # exploration: epsilon from start to end over epsilon_fraction of the run's env steps
+    epsilon_start: float = 1.0
+    epsilon_end: float = 0.05
+    epsilon_fraction: float = 0.1
+    eval_epsilon: float = 0.0  # the final evaluation's epsilon (0: greedy)
+    # networks
+    hidden: tuple[int, ...] = (128, 128)
+    activation: str = "relu"
+    layer_norm: bool = False
+    recurrent: int = 0  # GRU width; 0 = feed-forward (replay learners: feed-forward only)
+    agent_id: bool = True
+    sharing: str = "shared"  # shared | none (one network per agent)
+    mixer_embed: int = 32
+    mixer_hyper_hidden: int = 64
+
+    def __post_init__(self):
+        for field, choices in _CHOICES.items():
+            if getattr(self, field) not in choices:
+                raise LearnerConfigError(f"algo.{field}={getattr(self, field)!r} is not one of {list(choices)}")
+        for field in ("num_envs", "num_steps", "total_steps", "update_epochs", "num_minibatches", "buffer_size",
+                      "batch_size", "train_steps", "target_every"):
+            require_positive_int(getattr(self, field), f"algo.{field}", error=LearnerConfigError)
+        if self.total_steps < self.num_envs * self.num_steps:
+            raise LearnerConfigError(
+                f"algo.total_steps={self.total_steps} is less than one update "
+                f"(num_envs * num_steps = {self.num_envs * self.num_steps})"
+            )
+        if not self.replay and self.num_envs % self.num_minibatches:
+            raise LearnerConfigError(
+                f"algo.num_minibatches={self.num_minibatches} must divide algo.num_envs={self.num_envs}"
+            )
+        for field in ("gamma", "q_lambda", "epsilon_start", "epsilon_end", "epsilon_fraction", "eval_epsilon"):
+            if not 0 <= getattr(self, field) <= 1:
+                raise LearnerConfigError(f"algo.{field} must be in [0, 1], got {getattr(self, field)!r}")
+        if not 0 < self.tau <= 1:
+            raise LearnerConfigError(f"algo.tau must be in (0, 1] (1: hard target updates), got {self.tau!r}")
+        for field in ("lr", "max_grad_norm"):
+            if not getattr(self, field) > 0:
+                raise LearnerConfigError(f"algo.{field} must be > 0, got {getattr(self, field)!r}")
+        if any(isinstance(h, bool) or not isinstance(h, int) or h < 1 for h in self.hidden):
+            raise LearnerConfigError(f"algo.hidden must list layer widths >= 1, got {list(self.hidden)!r}")
+        if self.recurrent < 0:
+            raise LearnerConfigError(f"algo.recurrent must be >= 0 (GRU width), got {self.recurrent}")
+        if self.replay and self.recurrent:
+            raise LearnerConfigError(
+                f"algo.recurrent={self.recurrent}: the replay learners (iql, vdn, qmix) are feed-forward "
+                "here (a recurrent replay needs stored sequences, not built yet); use pqn or pqn_vdn "
+                "for a GRU Q-network"
+            )
+        if self.mixer == "qmix" and not self.replay:
+            raise LearnerConfigError("algo.mixer=qmix needs algo.replay=true (the qmix preset)")
+
+    @property
+    def num_updates(self) -> int:
+        return -(-self.total_steps // (self.num_envs * self.num_steps))
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any]) -> QConfig:
+        fields = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - fields)
+        if unknown:
+            hints = [k + did_you_mean(k, fields) for k in unknown]
+            raise LearnerConfigError(f"unknown algo option(s) of the value-based learners: {', '.join(hints)}")
+        kwargs = dict(values)
+        if "hidden" in kwargs:
+            hidden = kwargs["hidden"]
+            if isinstance(hidden, str) or not isinstance(hidden, Sequence):
+                raise LearnerConfigError(f"algo.hidden must be a list of layer widths, got {hidden!r}")
+            kwargs["hidden"] = tuple(hidden)
+        try:
+            return cls(**kwargs)
+        except TypeError as e:
+            raise LearnerConfigError(f"a learner option has a value of the wrong type: {e}") from None
+
+
+Q_VARIANTS: dict[str, dict[str, Any]] = {
+    "pqn": {"layer_norm": True},
+    "pqn_vdn": {"mixer": "vdn", "layer_norm": True},
+    "iql": {"replay": True, "num_steps": 1, "lr": 1e-3},
+    "vdn": {"mixer": "vdn", "replay": True, "num_steps": 1, "lr": 1e-3},
+    "qmix": {"mixer": "qmix", "replay": True, "num_steps": 1, "lr": 1e-3},
+}
+
+
+def make_q_config(name: str, **overrides: Any) -> QConfig:
+    """The preset ``name`` with ``overrides`` applied (None is ignored)."""
+    overrides = {k: v for k, v in overrides.items() if v is not None}
+    if name not in Q_VARIANTS:
+        raise LearnerConfigError(f"unknown value-based learner {name!r}{did_you_mean(name, Q_VARIANTS)}")
+    return QConfig.from_mapping({**Q_VARIANTS[name], **overrides, "name": name})

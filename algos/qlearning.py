@@ -1,0 +1,401 @@
+"""The value-based core: PQN, IQL, VDN and QMIX as configurations of one Q-learner.
+
+Like the PPO core (:mod:`alem.algos.ppo`), a :class:`QLearner` is built once from an env and a
+:class:`~alem.algos.qconfig.QConfig`; ``init(key)`` and ``update(state)`` are pure, so a run is
+``lax.scan`` over updates and seeds are one ``vmap``, through the same training loop
+(:func:`alem.training.train`: chunks, checkpoints, resume, metrics, the final evaluation).
+
+One update:
+
+1. **rollout**: ``num_steps`` steps of ``num_envs`` envs; every agent acts epsilon-greedily on
+   its Q-values over its legal actions (masked), epsilon moved linearly from ``epsilon_start`` to
+   ``epsilon_end`` over ``epsilon_fraction`` of the run's env steps;
+2. **learning**, one of two kinds:
+
+   - *PQN* (``replay=False``): Peng's Q(lambda) returns of the rollout under the current network
+     (:func:`~alem.algos.td.q_lambda_returns`), then epochs x minibatches of whole env
+     trajectories regressing Q(s, a) on them. No replay buffer, no target network; the
+     network's LayerNorm keeps it stable.
+   - *replay* (``replay=True``): the rollout's transitions go into a flashbax flat buffer; after
+     ``learning_starts`` env steps per env, ``train_steps`` gradient steps on uniform samples of
+     ``batch_size`` transitions with one-step targets from a target network (double Q: the
+     online network picks the next action, the target network values it), which follows the
+     online one every ``target_every`` updates by ``tau`` (1: a hard copy).
+
+Values: ``mixer=none`` learns one Q per agent on its own reward (IQL, PQN); ``vdn`` learns
+``Q_tot = sum_i Q_i`` and ``qmix`` a monotonic mixture conditioned on ``env.global_state`` (see
+:mod:`alem.algos.mixers`), both on the team reward (the mean of the agents' rewards), so both
+need an env whose agents share their goal (``env.cooperative``).
+
+Turn-based envs: an agent's loss only counts the steps where it acts, and its Q(lambda) return
+passes through the steps where it waits (nothing of its own to bootstrap from there). The
+replay learners store one-step transitions and are refused on turn-based envs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any, ClassVar
+
+import flashbax as fbx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from alem import struct
+from alem.algos.config import LearnerConfigError
+from alem.algos.mixers import QMixer, vdn
+from alem.algos.networks import Network, apply_per_role
+from alem.algos.qconfig import QConfig
+from alem.algos.td import epsilon_greedy, linear_epsilon, masked_argmax, masked_max, polyak, q_lambda_returns
+from alem.core import MultiAgentEnv
+from alem.rollout import episode_totals
+from alem.wrappers import BatchedAutoReset, EpisodeStats
+
+__all__ = ["QLearner", "QState", "make_q_learner"]
+
+
+@struct.dataclass
+class QState:
+    params: Any  # {"q": [K, ...], "mixer": ...}
+    target: Any  # the target network (replay learners; PQN: the same structure, unused)
+    opt_state: Any
+    env_state: Any  # batched [E]
+    timestep: Any  # batched [E]
+    hidden: jax.Array  # [E, N, H]
+    resets: jax.Array  # bool [E]
+    buffer: Any  # flashbax state (replay learners), else None
+    key: jax.Array
+    update: jax.Array  # int32 [] updates done
+
+    batched_fields: ClassVar[tuple[str, ...]] = ("env_state", "timestep", "hidden", "resets")
+
+
+@struct.dataclass
+class Steps:
+    """A rollout's steps, time-major ``[T, E, ...]`` (a replay learner's buffer items: ``[E, ...]``)."""
+
+    obs: jax.Array
+    gstate: jax.Array
+    mask: jax.Array
+    acting: jax.Array
+    action: jax.Array
+    reward: jax.Array  # [.., N] after the action
+    done: jax.Array  # [..] after the action
+    resets: jax.Array  # [..] the obs starts an episode
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class QLearner:
+    """A compiled-once value-based learner for one env and one config (see the module docstring)."""
+
+    env: MultiAgentEnv  # EpisodeStats(raw env)
+    cfg: QConfig
+    roles: np.ndarray  # parameter set per agent [N]
+    num_roles: int
+    batch: BatchedAutoReset
+
+    @property
+    def name(self) -> str:
+        return self.cfg.name
+
+    @property
+    def n(self) -> int:
+        return self.env.num_agents
+
+    @functools.cached_property
+    def q_net(self) -> Network:
+        c = self.cfg
+        return Network(self.env.num_actions, c.hidden, c.activation, c.recurrent, layer_norm=c.layer_norm)
+
+    @functools.cached_property
+    def mixer(self) -> QMixer | None:
+        return QMixer(self.cfg.mixer_embed, self.cfg.mixer_hyper_hidden) if self.cfg.mixer == "qmix" else None
+
+    @functools.cached_property
+    def buffer(self) -> Any:
+        c = self.cfg
+        return fbx.make_flat_buffer(
+            max_length=c.buffer_size * c.num_envs,
+            min_length=2,
+            sample_batch_size=c.batch_size,
+            add_sequences=True,
+            add_batch_size=c.num_envs,
+        )
+
+    # ------------------------------------------------------------------ inputs and values
+    def inputs(self, obs: jax.Array) -> jax.Array:
+        """``[..., N, D]`` network inputs from obs ``[..., N, ...]`` (plus a one-hot agent id)."""
+        n = self.n
+        lead = obs.shape[: obs.ndim - len(self.env.observation_space().shape)]
+        flat = obs.reshape(*lead, n, -1).astype(jnp.float32)
+        if not self.cfg.agent_id:
+            return flat
+        return jnp.concatenate([flat, jnp.broadcast_to(jnp.eye(n, dtype=jnp.float32), (*lead, n, n))], -1)
+
+    def q_values(self, params, hidden, obs, resets):
+        """``hidden [B, N, H]``, obs ``[T, B, N, ...]``, ``resets [T, B]`` -> hidden, Q ``[T, B, N, A]``."""
+        return apply_per_role(self.q_net, params["q"], hidden, self.inputs(obs), resets, self.roles, self.num_roles)
+
+    def _global_state(self, env_state, env_params):
+        if self.cfg.mixer != "qmix":
+            return jnp.zeros((self.cfg.num_envs, 0), jnp.float32)
+        return jax.vmap(self.env.global_state, in_axes=(0, None))(env_state, env_params)
+
+    def team_value(self, params, q_chosen, acting, gstate):
+        """The value the loss regresses: per agent (``[..., N]``) or the team's (``[...]``)."""
+        q_chosen = q_chosen * acting
+        if self.cfg.mixer == "vdn":
+            return vdn(q_chosen)
+        if self.cfg.mixer == "qmix":
+            return self.mixer.apply(params["mixer"], q_chosen, gstate)
+        return q_chosen
+
+    def team_reward(self, reward):
+        return reward if self.cfg.mixer == "none" else reward.mean(-1)
+
+    def epsilon(self, update: jax.Array, t: jax.Array | int = 0) -> jax.Array:
+        """Epsilon at step ``t`` of update ``update``, on the schedule over env steps per seed."""
+        c = self.cfg
+        steps = (update * c.num_steps + t) * c.num_envs
+        return linear_epsilon(steps, c.epsilon_start, c.epsilon_end, int(c.epsilon_fraction * c.total_steps))
+
+    # ------------------------------------------------------------------ init
+    @property
+    def tx(self) -> optax.GradientTransformation:
+        c = self.cfg
+        steps = c.num_updates * (c.train_steps if c.replay else c.update_epochs * c.num_minibatches)
+        lr = optax.linear_schedule(c.lr, 0.0, steps) if c.anneal_lr else c.lr
+        return optax.chain(optax.clip_by_global_norm(c.max_grad_norm), optax.radam(lr))
+
+    def init(self, key: jax.Array, env_params: Any = None) -> QState:
+        c = self.cfg
+        env_params = self.env.default_params if env_params is None else env_params
+        k_env, k_q, k_mix, key = jax.random.split(key, 4)
+        env_state, ts = self.batch.reset(k_env, env_params)
+        x = self.inputs(ts.obs[0])[None, None, 0]
+        h = self.q_net.initial_hidden((1,))
+        one = jnp.ones((1, 1), bool)
+        params = {"q": jax.vmap(lambda k: self.q_net.init(k, h, x, one))(jax.random.split(k_q, self.num_roles))}
+        gstate = self._global_state(env_state, env_params)
+        if self.mixer is not None:
+            params["mixer"] = self.mixer.init(k_mix, jnp.zeros((self.n,)), gstate[0])
+        buffer = None
+        if c.replay:
+            buffer = self.buffer.init(jax.tree.map(lambda a: a[0], self._step_item(ts, gstate, ts.reward, ts.done)))
+        return QState(
+            params=params,
+            target=params,
+            opt_state=self.tx.init(params),
+            env_state=env_state,
+            timestep=ts,
+            hidden=self.q_net.initial_hidden((c.num_envs, self.n)),
+            resets=jnp.ones((c.num_envs,), bool),
+            buffer=buffer,
+            key=key,
+            update=jnp.int32(0),
+        )
+
+    def _step_item(self, ts, gstate, reward, done, action=None, resets=None):
+        e = ts.obs.shape[0]
+        return Steps(
+            obs=ts.obs,
+            gstate=gstate,
+            mask=ts.action_mask,
+            acting=ts.acting,
+            action=jnp.zeros((e, self.n), jnp.int32) if action is None else action.astype(jnp.int32),
+            reward=reward.astype(jnp.float32),
+            done=done,
+            resets=jnp.ones((e,), bool) if resets is None else resets,
+        )
+
+    # ------------------------------------------------------------------ acting
+    def _rollout(self, state: QState, env_params: Any, epsilon_at) -> tuple[QState, Steps, dict]:
+        c = self.cfg
+
+        def step(carry: QState, xs):
+            t, key = xs
+            k_act, k_env = jax.random.split(key)
+            ts = carry.timestep
+            gstate = self._global_state(carry.env_state, env_params)
+            h, q = self.q_values(carry.params, carry.hidden, ts.obs[None], carry.resets[None])
+            action = epsilon_greedy(k_act, q[0], ts.action_mask, epsilon_at(carry.update, t))
+            env_state, ts2 = self.batch.step(k_env, carry.env_state, action, env_params)
+            item = self._step_item(ts, gstate, ts2.reward, ts2.done, action, carry.resets)
+            carry = carry.replace(env_state=env_state, timestep=ts2, hidden=h, resets=ts2.done)
+            return carry, (item, episode_totals(ts2.info))
+
+        key, k_roll = jax.random.split(state.key)
+        hidden0 = state.hidden
+        xs = (jnp.arange(c.num_steps), jax.random.split(k_roll, c.num_steps))
+        state, (steps, stats) = jax.lax.scan(step, state, xs)
+        return state.replace(key=key), steps, {"hidden0": hidden0, **jax.tree.map(lambda x: x.sum(0), stats)}
+
+    def rollout(self, state: QState, env_params: Any) -> tuple[QState, Steps, dict]:
+        """``num_steps`` epsilon-greedy steps on the training schedule."""
+        return self._rollout(state, env_params, self.epsilon)
+
+    def evaluation_rollout(self, state: QState, env_params: Any) -> tuple[QState, Steps, dict]:
+        """The final evaluation's rollout: epsilon ``eval_epsilon`` (0: greedy)."""
+        return self._rollout(state, env_params, lambda u, t: jnp.float32(self.cfg.eval_epsilon))
+
+    def act(self, params, hidden, obs, mask, resets, key, epsilon: float = 0.0):
+        """Actions ``[B, N]`` for a batch of envs (greedy by default): ``(hidden, actions)``."""
+        h, q = self.q_values(params, hidden, obs[None], resets[None])
+        return h, epsilon_greedy(key, q[0], mask, jnp.float32(epsilon))
+
+    # ------------------------------------------------------------------ PQN
+    def pqn_targets(self, params, steps: Steps, hidden0, last_ts, last_resets) -> jax.Array:
+        """Q(lambda) returns ``[T, E(, N)]`` of a rollout under ``params``."""
+        c = self.cfg
+        obs = jnp.concatenate([steps.obs, last_ts.obs[None]], 0)
+        resets = jnp.concatenate([steps.resets, last_resets[None]], 0)
+        _, q = self.q_values(params, hidden0, obs, resets)
+        mask = jnp.concatenate([steps.mask, last_ts.action_mask[None]], 0)[1:]
+        acting = jnp.concatenate([steps.acting, last_ts.acting[None]], 0)[1:]
+        next_max = masked_max(q[1:], mask)  # [T, E, N]
+        if c.mixer == "none":
+            done = jnp.broadcast_to(steps.done[..., None], steps.reward.shape)
+            return q_lambda_returns(steps.reward, done, next_max, acting, c.gamma, c.q_lambda)
+        next_team = (next_max * acting).sum(-1)
+        return q_lambda_returns(
+            self.team_reward(steps.reward), steps.done, next_team, acting.any(-1), c.gamma, c.q_lambda
+        )
+
+    def pqn_loss(self, params, steps: Steps, hidden0, targets):
+        _, q = self.q_values(params, hidden0, steps.obs, steps.resets)
+        chosen = jnp.take_along_axis(q, steps.action[..., None], -1)[..., 0]
+        acting = steps.acting.astype(jnp.float32)
+        value = self.team_value(params, chosen, acting, steps.gstate)
+        w = acting if self.cfg.mixer == "none" else acting.max(-1)
+        err = 0.5 * jnp.square(value - jax.lax.stop_gradient(targets))
+        loss = (err * w).sum() / jnp.maximum(w.sum(), 1.0)
+        return loss, {"q_loss": loss, "q_mean": (value * w).sum() / jnp.maximum(w.sum(), 1.0)}
+
+    def _pqn_update(self, state: QState, steps: Steps, hidden0) -> tuple[QState, dict]:
+        c = self.cfg
+        targets = self.pqn_targets(state.params, steps, hidden0, state.timestep, state.resets)
+        grad_fn = jax.value_and_grad(self.pqn_loss, has_aux=True)
+        mb_size = c.num_envs // c.num_minibatches
+
+        def minibatch(carry, idx):
+            params, opt_state = carry
+            take = lambda x: x[:, idx]
+            (_, metrics), grads = grad_fn(params, jax.tree.map(take, steps), hidden0[idx], take(targets))
+            updates, opt_state = self.tx.update(grads, opt_state, params)
+            return (optax.apply_updates(params, updates), opt_state), metrics
+
+        def epoch(carry, k):
+            perm = jax.random.permutation(k, c.num_envs).reshape(c.num_minibatches, mb_size)
+            return jax.lax.scan(minibatch, carry, perm)
+
+        key, k = jax.random.split(state.key)
+        (params, opt_state), metrics = jax.lax.scan(
+            epoch, (state.params, state.opt_state), jax.random.split(k, c.update_epochs)
+        )
+        return state.replace(params=params, opt_state=opt_state, key=key), jax.tree.map(jnp.mean, metrics)
+
+    # ------------------------------------------------------------------ replay
+    def td_loss(self, params, target, first: Steps, second: Steps):
+        """One-step TD loss of sampled transitions ``first -> second`` (leaves ``[B, ...]``)."""
+        c = self.cfg
+        reset = jnp.ones(first.done.shape[:1], bool)[None]
+        h = self.q_net.initial_hidden((first.done.shape[0], self.n))
+        _, q = self.q_values(params, h, first.obs[None], reset)
+        _, q_next_target = self.q_values(target, h, second.obs[None], reset)
+        q, q_next_target = q[0], q_next_target[0]
+        if c.double_q:
+            _, q_next_online = self.q_values(params, h, second.obs[None], reset)
+            pick = masked_argmax(q_next_online[0], second.mask)
+            next_q = jnp.take_along_axis(q_next_target, pick[..., None], -1)[..., 0]
+            next_q = jnp.where(second.mask.any(-1), next_q, 0.0)
+        else:
+            next_q = masked_max(q_next_target, second.mask)
+        chosen = jnp.take_along_axis(q, first.action[..., None], -1)[..., 0]
+        acting, next_acting = first.acting.astype(jnp.float32), second.acting.astype(jnp.float32)
+        value = self.team_value(params, chosen, acting, first.gstate)
+        next_value = self.team_value(target, next_q, next_acting, second.gstate)
+        not_done = 1.0 - first.done.astype(jnp.float32)
+        if c.mixer == "none":
+            not_done = not_done[:, None]
+        y = self.team_reward(first.reward) + c.gamma * not_done * next_value
+        w = acting if c.mixer == "none" else jnp.ones_like(value)
+        err = 0.5 * jnp.square(value - jax.lax.stop_gradient(y))
+        loss = (err * w).sum() / jnp.maximum(w.sum(), 1.0)
+        return loss, {"q_loss": loss, "q_mean": (value * w).sum() / jnp.maximum(w.sum(), 1.0)}
+
+    def _replay_update(self, state: QState, steps: Steps) -> tuple[QState, dict]:
+        c = self.cfg
+        # flashbax adds sequences as [E, T, ...]
+        buffer = self.buffer.add(state.buffer, jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1), steps))
+        grad_fn = jax.value_and_grad(self.td_loss, has_aux=True)
+
+        def train_step(carry, k):
+            params, opt_state = carry
+            sample = self.buffer.sample(buffer, k).experience
+            (_, metrics), grads = grad_fn(params, state.target, sample.first, sample.second)
+            updates, opt_state = self.tx.update(grads, opt_state, params)
+            return (optax.apply_updates(params, updates), opt_state), metrics
+
+        def learn(carry, k):
+            return jax.lax.scan(train_step, carry, jax.random.split(k, c.train_steps))
+
+        def wait(carry, k):
+            zero = jnp.zeros((c.train_steps,), jnp.float32)
+            return carry, {"q_loss": zero, "q_mean": zero}
+
+        key, k = jax.random.split(state.key)
+        steps_per_env = (state.update + 1) * c.num_steps
+        ready = steps_per_env >= max(c.learning_starts, 2)
+        (params, opt_state), metrics = jax.lax.cond(ready, learn, wait, (state.params, state.opt_state), k)
+        sync = (state.update + 1) % c.target_every == 0
+        target = jax.tree.map(
+            lambda t, o: jnp.where(sync, o, t), state.target, polyak(state.target, params, c.tau)
+        )
+        state = state.replace(params=params, opt_state=opt_state, target=target, buffer=buffer, key=key)
+        return state, {**jax.tree.map(jnp.mean, metrics), "learning": ready.astype(jnp.float32)}
+
+    # ------------------------------------------------------------------ update
+    def update(self, state: QState, env_params: Any = None) -> tuple[QState, dict]:
+        """One rollout and its learning; pure and jittable."""
+        env_params = self.env.default_params if env_params is None else env_params
+        eps = self.epsilon(state.update)
+        state, steps, roll = self.rollout(state, env_params)
+        hidden0 = roll.pop("hidden0")
+        if self.cfg.replay:
+            state, metrics = self._replay_update(state, steps)
+        else:
+            state, metrics = self._pqn_update(state, steps, hidden0)
+        state = state.replace(update=state.update + 1)
+        return state, {**roll, **metrics, "epsilon": eps}
+
+    def run(self, state: QState, num_updates: int, env_params: Any = None) -> tuple[QState, dict]:
+        """``num_updates`` updates by ``lax.scan``; metrics stacked ``[num_updates, ...]``."""
+        return jax.lax.scan(lambda s, _: self.update(s, env_params), state, None, length=num_updates)
+
+
+def make_q_learner(env: MultiAgentEnv, cfg: QConfig) -> QLearner:
+    """Check that ``cfg`` fits ``env`` and build the :class:`QLearner` (before anything compiles)."""
+    if env.continuous_actions:
+        raise LearnerConfigError(
+            f"{env.id} has continuous (box) actions; the value-based learners ({cfg.name}) need discrete "
+            "ones: use a PPO learner (ippo, mappo, ...) or the env's discrete variant"
+        )
+    if cfg.mixer != "none" and not getattr(env, "cooperative", False):
+        why = "it is zero-sum" if env.zero_sum else "its agents do not share one goal (env.cooperative is False)"
+        raise LearnerConfigError(
+            f"{cfg.name} learns a team value from a shared reward; {env.id} does not fit: {why}; "
+            "use an independent learner (pqn, iql)"
+        )
+    if cfg.replay and env.turn_based:
+        raise LearnerConfigError(
+            f"{cfg.name} stores one-step transitions, which mix the players' turns in the turn-based "
+            f"{env.id}; use pqn (its Q(lambda) returns skip the steps an agent waits)"
+        )
+    n = env.num_agents
+    roles = np.zeros(n, np.int32) if cfg.sharing == "shared" else np.arange(n, dtype=np.int32)
+    wrapped = EpisodeStats(env)
+    batch = BatchedAutoReset(wrapped, cfg.num_envs)
+    return QLearner(env=wrapped, cfg=cfg, roles=roles, num_roles=int(roles.max()) + 1, batch=batch)
