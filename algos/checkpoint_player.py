@@ -3,7 +3,8 @@
 The run directory of ``python -m alem.train`` holds the learner configuration
 (``results.json``), the roles and the last checkpoint; :class:`CheckpointPolicy`
 rebuilds the learner for the env it is asked to play and samples from (or
-takes the mode of) the trained actor of one seed. It is a device policy: a pure
+takes the mode of) the trained actor of one seed; a value-based run (``pqn``,
+``iql``, ``vdn``, ...) plays its greedy legal action. It is a device policy: a pure
 JAX function of the observation and the legal-action mask.
 
 A self-play run (``algo.selfplay``) also keeps its opponent pool in the checkpoint: the
@@ -24,6 +25,9 @@ import numpy as np
 from alem.algos.checkpoint import CheckpointError, latest, restore
 from alem.algos.config import LearnerConfig
 from alem.algos.ppo import make_learner
+from alem.algos.qconfig import Q_VARIANTS, QConfig
+from alem.algos.qlearning import QLearner, make_q_learner
+from alem.algos.td import masked_argmax
 from alem.core import MultiAgentEnv
 from alem.errors import AlemError
 from alem.policies import Policy, Turn
@@ -59,7 +63,10 @@ def load_trained(run_dir: str | Path, env: MultiAgentEnv, seed_index: int = 0, s
         raise AlemError(f"seed_index={seed_index} out of range: the run has {res['num_seeds']} seeds")
     if lcfg.recurrent:
         raise AlemError("recurrent checkpoints cannot be played by the evaluator yet (feed-forward only)")
-    learner = make_learner(env, lcfg, roles=np.asarray(res["roles"]))
+    if isinstance(lcfg, QConfig):
+        learner = make_q_learner(env, lcfg)
+    else:
+        learner = make_learner(env, lcfg, roles=np.asarray(res["roles"]))
     found = latest(run_dir)
     if found is None:
         raise CheckpointError(f"{run_dir}: no checkpoint")
@@ -81,7 +88,7 @@ def load_trained(run_dir: str | Path, env: MultiAgentEnv, seed_index: int = 0, s
     return learner, params
 
 
-def _learner_config(res: dict, path: Path) -> LearnerConfig:
+def _learner_config(res: dict, path: Path) -> LearnerConfig | QConfig:
     """The learner configuration a ``results.json`` names; a missing or mistyped field is one
     :class:`CheckpointError` naming it (the file was edited, damaged or written by another version)."""
     num_seeds, fields, roles = res.get("num_seeds"), res.get("learner"), res.get("roles")
@@ -94,7 +101,8 @@ def _learner_config(res: dict, path: Path) -> LearnerConfig:
         problem = f"roles is {roles!r}, not a list"
     else:
         try:
-            return LearnerConfig(**{**fields, "hidden": tuple(fields["hidden"])})
+            cls = QConfig if res.get("algo") in Q_VARIANTS else LearnerConfig
+            return cls(**{**fields, "hidden": tuple(fields["hidden"])})
         except (TypeError, ValueError) as e:
             problem = f"learner does not build a learner configuration ({e})"
     raise CheckpointError(
@@ -130,6 +138,10 @@ class CheckpointPolicy(Policy):
         ts = turn.timestep
         b = ts.obs.shape[0]
         learner = self.learner
+        if isinstance(learner, QLearner):  # the greedy legal action
+            hidden = learner.q_net.initial_hidden((b, learner.n))
+            _, actions = learner.act(self.params, hidden, ts.obs, ts.action_mask, jnp.ones((b,), bool), key)
+            return actions[:, turn.agent]
         hidden = learner.actor_net.initial_hidden((b, 1 if learner.centralised else learner.n))
         _, actions, _, _ = learner.act(
             self.params,
@@ -156,7 +168,7 @@ class CheckpointPolicy(Policy):
         get probability 0; a ``greedy`` player puts 1 on the actor's mode.
         """
         learner = self.learner
-        if learner.centralised or learner.head.continuous:
+        if not isinstance(learner, QLearner) and (learner.centralised or learner.head.continuous):
             raise AlemError(
                 f"action_probs needs a decentralised categorical actor, not actor={learner.cfg.actor}"
                 + (" with continuous actions" if learner.head.continuous else "")
@@ -175,6 +187,11 @@ class CheckpointPolicy(Policy):
         slot = jax.nn.one_hot(agent, n, dtype=bool)  # [I, N]: each row's own agent
         full_obs = jnp.where(slot.reshape(b, n, *(1,) * (obs.ndim - 1)), obs[:, None], 0.0)
         full_mask = jnp.where(slot[..., None], mask[:, None], True)
+        if isinstance(learner, QLearner):  # greedy: all the probability on the best legal action
+            hidden = learner.q_net.initial_hidden((b, n))
+            _, q = learner.q_values(params, hidden, full_obs[None], jnp.ones((1, b), bool))
+            pick = masked_argmax(q[0][jnp.arange(b), agent], mask)
+            return jax.nn.one_hot(pick, mask.shape[-1], dtype=jnp.float32) * mask.any(-1, keepdims=True)
         hidden = learner.actor_net.initial_hidden((b, n))
         _, _, _, logp = learner.act(
             params,
@@ -196,7 +213,8 @@ class CheckpointPolicy(Policy):
         return jnp.where(total > 0, probs / jnp.maximum(total, 1e-30), probs)
 
     def describe(self) -> dict[str, Any]:
-        info = {"algo": self.learner.cfg.name, "greedy": self.greedy}
+        greedy = self.greedy or isinstance(self.learner, QLearner)
+        info = {"algo": self.learner.cfg.name, "greedy": greedy}
         if self.snapshot is not None:
             info["snapshot"] = self.snapshot
         return info

@@ -38,7 +38,7 @@ class QConfig:
     num_steps: int = 32
     total_steps: int = 1_000_000
     # optimisation
-    lr: float = 5e-4
+    lr: float = 1e-3
     anneal_lr: bool = False
     max_grad_norm: float = 10.0
     gamma: float = 0.99
@@ -130,11 +130,11 @@ class QConfig:
 
 
 Q_VARIANTS: dict[str, dict[str, Any]] = {
-    "pqn": {"layer_norm": True},
-    "pqn_vdn": {"mixer": "vdn", "layer_norm": True},
-    "iql": {"replay": True, "num_steps": 1, "lr": 1e-3},
-    "vdn": {"mixer": "vdn", "replay": True, "num_steps": 1, "lr": 1e-3},
-    "qmix": {"mixer": "qmix", "replay": True, "num_steps": 1, "lr": 1e-3},
+    "pqn": {"layer_norm": True, "lr": 5e-4},
+    "pqn_vdn": {"mixer": "vdn", "layer_norm": True, "lr": 5e-4},
+    "iql": {"replay": True, "num_steps": 8, "target_every": 50},
+    "vdn": {"mixer": "vdn", "replay": True, "num_steps": 8, "target_every": 50},
+    "qmix": {"mixer": "qmix", "replay": True, "num_steps": 8, "target_every": 50},
 }
 
 

@@ -119,7 +119,7 @@ class QLearner:
         c = self.cfg
         return fbx.make_flat_buffer(
             max_length=c.buffer_size * c.num_envs,
-            min_length=2,
+            min_length=2 * c.num_envs,  # a pair of steps of every env
             sample_batch_size=c.batch_size,
             add_sequences=True,
             add_batch_size=c.num_envs,

@@ -9,7 +9,8 @@ replaces in ``on_page_markdown``:
 - ``<!-- alem:env-index -->``: one table of every registered id, linked to its section.
 - ``<!-- alem:learner-presets -->``: the presets of ``configs/algo/*.yaml`` and
   ``alem.algos.VARIANTS``.
-- ``<!-- alem:learner-options -->``: every field of ``alem.algos.LearnerConfig`` with its
+- ``<!-- alem:learner-options [ppo|q] -->``: every field of ``alem.algos.LearnerConfig`` (or
+  ``alem.algos.QConfig``) with its
   type, default, allowed values and source comment.
 - ``<!-- alem:yaml-options PATH -->``: the keys of a config file under ``configs/``, with
   their values and comments.
@@ -195,7 +196,7 @@ def on_page_markdown(markdown: str, page, config, files, **kwargs) -> str:
         if name == "learner-presets":
             return learner_presets_markdown()
         if name == "learner-options":
-            return learner_options_markdown()
+            return learner_options_markdown(arg or "ppo")
         if name == "yaml-options":
             return yaml_options_markdown(arg)
         if name == "benchmark-sections":
@@ -453,10 +454,10 @@ def env_index_markdown(src_uri: str) -> str:
 # --------------------------------------------------------------------------- learners
 def learner_presets_markdown() -> str:
     from alem import configs
-    from alem.algos import VARIANTS
+    from alem.algos import Q_VARIANTS, VARIANTS
 
     rows = [
-        "| preset | what it is | settings on top of `LearnerConfig` | defaults in its yaml |",
+        "| preset | what it is | settings on top of `LearnerConfig` (PPO) or `QConfig` (value-based) | defaults in its yaml |",
         "|---|---|---|---|",
     ]
     for path in sorted((Path(configs.__file__).parent / "algo").glob("*.yaml")):
@@ -465,7 +466,7 @@ def learner_presets_markdown() -> str:
         values = yaml.safe_load(text) or {}
         values.pop("defaults", None)
         name = values.pop("name", path.stem)
-        variant = VARIANTS.get(name)
+        variant = VARIANTS.get(name, Q_VARIANTS.get(name))
         settings = (
             ", ".join(f"`{k}={v}`" for k, v in variant.items()) or "none (the defaults)"
             if variant is not None
@@ -502,15 +503,20 @@ def _field_comments(cls: type) -> tuple[dict[str, str], dict[str, str]]:
     return trailing, section
 
 
-def learner_options_markdown() -> str:
-    from alem.algos import LearnerConfig
+def learner_options_markdown(core: str = "ppo") -> str:
+    """The options table of the PPO core (``LearnerConfig``) or, for ``core="q"``, of the
+    value-based one (``QConfig``)."""
     from alem.algos import config as config_module
+    from alem.algos import qconfig as qconfig_module
 
-    choices = getattr(config_module, "_CHOICES", {})
-    trailing, section = _field_comments(LearnerConfig)
+    if core not in ("ppo", "q"):
+        raise PluginError(f"<!-- alem:learner-options {core} -->: the core is 'ppo' or 'q'")
+    module, cls = (qconfig_module, qconfig_module.QConfig) if core == "q" else (config_module, config_module.LearnerConfig)
+    choices = getattr(module, "_CHOICES", {})
+    trailing, section = _field_comments(cls)
     out: list[str] = []
     current = None
-    for f in dataclasses.fields(LearnerConfig):
+    for f in dataclasses.fields(cls):
         if section.get(f.name, "") != current:
             current = section.get(f.name, "")
             out += [

@@ -541,3 +541,52 @@ def test_a_run_shorter_than_one_chunk_cannot_be_extended_and_its_config_stays(tm
     with pytest.raises(ConfigError, match="cannot be extended"):
         _resume(run_dir, "algo.total_steps=960")
     assert _snapshot(run_dir) == before  # config.yaml still says 64: the run can be resumed as it was
+
+
+def _files(run_dir: Path) -> set[str]:
+    """The run's files, with checkpoint chunk numbers and orbax's file names folded away."""
+    top = {p.name for p in run_dir.iterdir()}
+    return top | {"checkpoints/*"} if (run_dir / "checkpoints").is_dir() else top
+
+
+@pytest.mark.integration  # five short runs, each stopped after a chunk and resumed
+@pytest.mark.parametrize("name", ["pqn", "pqn_vdn", "iql", "vdn", "qmix"])
+def test_value_based_presets_train_resume_and_write_what_ppo_writes(name, ppo_run, tmp_path):
+    ppo_dir, ppo_res = ppo_run
+    small = [
+        "env.id=coordination-v0",
+        f"algo={name}",
+        "algo.num_envs=8",
+        "algo.num_steps=4",
+        "algo.hidden=[16]",
+        "algo.total_steps=960",  # 30 updates, 3 chunks of 10
+        "algo.learning_starts=8",
+        "algo.lr=0.003",
+        "num_seeds=2",
+        "eval.num_steps=8",
+    ]
+    run_dir = tmp_path / "run"
+    with pytest.raises(TrainingInterrupted, match="resume="):
+        run(_cfg(*small, "stop_after_chunks=1"), run_dir)
+    res = json.loads(_resume(run_dir).read_text())
+    assert res["algo"] == name and res["resumed_from_chunk"] == 1 and res["updates"] == 30
+    assert res["learner"]["name"] == name and res["learner"]["total_steps"] == 960
+    assert _files(run_dir) == _files(ppo_dir)
+    assert set(ppo_res) <= set(res)
+    rows = _rows(run_dir)
+    assert [(r["chunk"], r["seed"]) for r in rows] == [(c, s) for c in range(3) for s in (0, 1)]
+    assert {"q_loss", "q_mean", "epsilon", "episode_return"} <= set(rows[0])
+    # the final evaluation: the greedy policy and the random one on the coordination game (random: 0.5)
+    assert 0.0 <= res["trained_return_mean"] <= 1.0 and abs(res["random_return_mean"] - 0.5) < 0.2
+    # the run plays as an arena player: its greedy legal action, the same as its Q-values say
+    from alem.algos.checkpoint_player import CheckpointPolicy
+
+    env = alem.make("coordination-v0")
+    player = CheckpointPolicy(env, spec=str(run_dir), seed_index=1)
+    obs, mask = np.zeros((2, *env.observation_space().shape[1:]), np.float32), np.array([[True, True], [False, True]])
+    probs = np.asarray(player.action_probs(obs, mask, 0))
+    h = player.learner.q_net.initial_hidden((2, 2))
+    _, q = player.learner.q_values(player.params, h, np.repeat(obs[None, :, None], 2, 2), np.ones((1, 2), bool))
+    assert probs.tolist()[1] == [0.0, 1.0]  # the only legal move
+    assert probs[0].argmax() == int(np.asarray(q)[0, 0, 0].argmax()) and probs.sum() == 2.0
+    assert player.describe() == {"algo": name, "greedy": True}
