@@ -23,7 +23,12 @@ from alem.errors import LearnerConfigError, did_you_mean, require_positive_int
 
 __all__ = ["QConfig", "Q_VARIANTS", "make_q_config"]
 
-_CHOICES = {"mixer": ("none", "vdn", "qmix"), "sharing": ("shared", "none"), "activation": ("relu", "tanh")}
+_CHOICES = {
+    "mixer": ("none", "vdn", "qmix"),
+    "team_reward": ("mean", "sum"),
+    "sharing": ("shared", "none"),
+    "activation": ("relu", "tanh"),
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,6 +38,7 @@ class QConfig:
     name: str = "pqn"
     mixer: str = "none"  # none (independent) | vdn | qmix
     replay: bool = False  # False: PQN (learn from the rollout); True: a replay buffer and a target network
+    team_reward: str = "mean"  # vdn, qmix: the agents' rewards made one (mean | sum, JaxMARL's)
     # sizes: one update = num_envs x num_steps env steps
     num_envs: int = 16
     num_steps: int = 32
@@ -44,8 +50,8 @@ class QConfig:
     gamma: float = 0.99
     # PQN
     q_lambda: float = 0.65
-    update_epochs: int = 2
-    num_minibatches: int = 2
+    update_epochs: int = 4
+    num_minibatches: int = 4
     # replay learners
     buffer_size: int = 5000  # rows of num_envs transitions
     batch_size: int = 128  # transitions per gradient step
@@ -68,13 +74,25 @@ class QConfig:
     sharing: str = "shared"  # shared | none (one network per agent)
     mixer_embed: int = 32
     mixer_hyper_hidden: int = 64
+    mixer_init_scale: float = 0.001  # QMIX: scale of the hypernetworks' last layers at init
 
     def __post_init__(self):
         for field, choices in _CHOICES.items():
             if getattr(self, field) not in choices:
-                raise LearnerConfigError(f"algo.{field}={getattr(self, field)!r} is not one of {list(choices)}")
-        for field in ("num_envs", "num_steps", "total_steps", "update_epochs", "num_minibatches", "buffer_size",
-                      "batch_size", "train_steps", "target_every"):
+                raise LearnerConfigError(
+                    f"algo.{field}={getattr(self, field)!r} is not one of {list(choices)}"
+                )
+        for field in (
+            "num_envs",
+            "num_steps",
+            "total_steps",
+            "update_epochs",
+            "num_minibatches",
+            "buffer_size",
+            "batch_size",
+            "train_steps",
+            "target_every",
+        ):
             require_positive_int(getattr(self, field), f"algo.{field}", error=LearnerConfigError)
         if self.total_steps < self.num_envs * self.num_steps:
             raise LearnerConfigError(
@@ -85,7 +103,14 @@ class QConfig:
             raise LearnerConfigError(
                 f"algo.num_minibatches={self.num_minibatches} must divide algo.num_envs={self.num_envs}"
             )
-        for field in ("gamma", "q_lambda", "epsilon_start", "epsilon_end", "epsilon_fraction", "eval_epsilon"):
+        for field in (
+            "gamma",
+            "q_lambda",
+            "epsilon_start",
+            "epsilon_end",
+            "epsilon_fraction",
+            "eval_epsilon",
+        ):
             if not 0 <= getattr(self, field) <= 1:
                 raise LearnerConfigError(f"algo.{field} must be in [0, 1], got {getattr(self, field)!r}")
         if not 0 < self.tau <= 1:
@@ -116,7 +141,9 @@ class QConfig:
         unknown = sorted(set(values) - fields)
         if unknown:
             hints = [k + did_you_mean(k, fields) for k in unknown]
-            raise LearnerConfigError(f"unknown algo option(s) of the value-based learners: {', '.join(hints)}")
+            raise LearnerConfigError(
+                f"unknown algo option(s) of the value-based learners: {', '.join(hints)}"
+            )
         kwargs = dict(values)
         if "hidden" in kwargs:
             hidden = kwargs["hidden"]

@@ -112,7 +112,11 @@ class QLearner:
 
     @functools.cached_property
     def mixer(self) -> QMixer | None:
-        return QMixer(self.cfg.mixer_embed, self.cfg.mixer_hyper_hidden) if self.cfg.mixer == "qmix" else None
+        return (
+            QMixer(self.cfg.mixer_embed, self.cfg.mixer_hyper_hidden, self.cfg.mixer_init_scale)
+            if self.cfg.mixer == "qmix"
+            else None
+        )
 
     @functools.cached_property
     def buffer(self) -> Any:
@@ -137,7 +141,9 @@ class QLearner:
 
     def q_values(self, params, hidden, obs, resets):
         """``hidden [B, N, H]``, obs ``[T, B, N, ...]``, ``resets [T, B]`` -> hidden, Q ``[T, B, N, A]``."""
-        return apply_per_role(self.q_net, params["q"], hidden, self.inputs(obs), resets, self.roles, self.num_roles)
+        return apply_per_role(
+            self.q_net, params["q"], hidden, self.inputs(obs), resets, self.roles, self.num_roles
+        )
 
     def _global_state(self, env_state, env_params):
         if self.cfg.mixer != "qmix":
@@ -154,7 +160,9 @@ class QLearner:
         return q_chosen
 
     def team_reward(self, reward):
-        return reward if self.cfg.mixer == "none" else reward.mean(-1)
+        if self.cfg.mixer == "none":
+            return reward
+        return reward.sum(-1) if self.cfg.team_reward == "sum" else reward.mean(-1)
 
     def epsilon(self, update: jax.Array, t: jax.Array | int = 0) -> jax.Array:
         """Epsilon at step ``t`` of update ``update``, on the schedule over env steps per seed."""
@@ -178,13 +186,17 @@ class QLearner:
         x = self.inputs(ts.obs[0])[None, None, 0]
         h = self.q_net.initial_hidden((1,))
         one = jnp.ones((1, 1), bool)
-        params = {"q": jax.vmap(lambda k: self.q_net.init(k, h, x, one))(jax.random.split(k_q, self.num_roles))}
+        params = {
+            "q": jax.vmap(lambda k: self.q_net.init(k, h, x, one))(jax.random.split(k_q, self.num_roles))
+        }
         gstate = self._global_state(env_state, env_params)
         if self.mixer is not None:
             params["mixer"] = self.mixer.init(k_mix, jnp.zeros((self.n,)), gstate[0])
         buffer = None
         if c.replay:
-            buffer = self.buffer.init(jax.tree.map(lambda a: a[0], self._step_item(ts, gstate, ts.reward, ts.done)))
+            buffer = self.buffer.init(
+                jax.tree.map(lambda a: a[0], self._step_item(ts, gstate, ts.reward, ts.done))
+            )
         return QState(
             params=params,
             target=params,
@@ -384,7 +396,11 @@ def make_q_learner(env: MultiAgentEnv, cfg: QConfig) -> QLearner:
             "ones: use a PPO learner (ippo, mappo, ...) or the env's discrete variant"
         )
     if cfg.mixer != "none" and not getattr(env, "cooperative", False):
-        why = "it is zero-sum" if env.zero_sum else "its agents do not share one goal (env.cooperative is False)"
+        why = (
+            "it is zero-sum"
+            if env.zero_sum
+            else "its agents do not share one goal (env.cooperative is False)"
+        )
         raise LearnerConfigError(
             f"{cfg.name} learns a team value from a shared reward; {env.id} does not fit: {why}; "
             "use an independent learner (pqn, iql)"

@@ -161,9 +161,126 @@ def jaxmarl_late_return(out: Any, last: int, num_agents: int) -> list[float]:
     return [float(x) for x in r[:, -last:].reshape(r.shape[0], -1).mean(-1) / num_agents]
 
 
-def _side_worker(side: str, script: Path, jcfg: dict[str, Any], seeds: int, conn: Any) -> None:
+# ------------------------------------------------------------------------ --algo pqn_vdn
+#: JaxMARL pqn_vdn_ff config key -> alem QConfig field (same meaning; docs/learners.md).
+PQN_MATCHED = {
+    "LR": "lr",
+    "NUM_ENVS": "num_envs",
+    "NUM_STEPS": "num_steps",
+    "NUM_EPOCHS": "update_epochs",
+    "NUM_MINIBATCHES": "num_minibatches",
+    "GAMMA": "gamma",
+    "LAMBDA": "q_lambda",
+    "MAX_GRAD_NORM": "max_grad_norm",
+    "EPS_START": "epsilon_start",
+    "EPS_FINISH": "epsilon_end",
+    "EPS_DECAY": "epsilon_fraction",
+    "LR_LINEAR_DECAY": "anneal_lr",
+}
+PQN_CONFIG = "pqn_vdn_ff_mpe.yaml"
+
+
+def load_jaxmarl_pqn_config(script: Path, total_steps: int, seeds: int) -> dict[str, Any]:
+    """``config/config.yaml`` merged with ``config/alg/pqn_vdn_ff_mpe.yaml``, as the script's
+    ``single_run`` merges them, for this benchmark (wandb off)."""
+    from omegaconf import OmegaConf
+
+    main, alg = script.parent / "config" / "config.yaml", script.parent / "config" / "alg" / PQN_CONFIG
+    for path in (main, alg):
+        if not path.is_file():
+            raise SystemExit(
+                f"--jaxmarl-script: {path} not found (expected beside the script in a JaxMARL checkout)"
+            )
+    cfg = {**OmegaConf.to_container(OmegaConf.load(main)), **OmegaConf.to_container(OmegaConf.load(alg))}
+    if cfg.get("ENV_NAME") != JAXMARL_ENV or cfg.get("ENV_KWARGS"):
+        raise SystemExit(
+            f"{alg}: expected ENV_NAME={JAXMARL_ENV} with no ENV_KWARGS, got {cfg.get('ENV_NAME')}"
+        )
+    return {
+        **cfg,
+        "TOTAL_TIMESTEPS": total_steps,
+        "NUM_SEEDS": seeds,
+        "WANDB_MODE": "disabled",
+        "SAVE_PATH": None,
+    }
+
+
+def alem_pqn_config(jcfg: dict[str, Any]) -> Any:
+    """alem's pqn_vdn preset with every hyperparameter JaxMARL's config sets; the team reward is
+    the agents' sum, as JaxMARL's ``__all__`` reward."""
+    from alem.algos import make_q_config
+
+    fields = {ours: jcfg[theirs] for theirs, ours in PQN_MATCHED.items()}
+    hidden = (int(jcfg["HIDDEN_SIZE"]),) * int(jcfg["NUM_LAYERS"])
+    return make_q_config(
+        "pqn_vdn", **fields, hidden=hidden, team_reward="sum", total_steps=int(jcfg["TOTAL_TIMESTEPS"])
+    )
+
+
+def prepare_alem_pqn(jcfg: dict[str, Any], seeds: int) -> tuple[Callable[[], Any], float, Callable]:
+    """Compiled alem PQN-VDN training over ``seeds`` seeds, and its greedy evaluation (untimed)."""
+    from alem.algos import make_q_learner
+    from alem.training.evaluation import policy_evaluator
+
+    cfg = alem_pqn_config(jcfg)
+    env = alem.make(ENV_ID)
+    learner = make_q_learner(env, cfg)
+    keys = jax.vmap(jax.random.key)(jnp.arange(seeds))
+    fn = jax.jit(jax.vmap(lambda k: learner.run(learner.init(k), _updates(jcfg))))
+    compile_s, compiled = timed(lambda: fn.lower(keys).compile())
+    # JaxMARL's test: TEST_NUM_ENVS greedy envs for TEST_NUM_STEPS steps; alem: its num_envs for as many env steps
+    steps = -(-int(jcfg["TEST_NUM_ENVS"]) * int(jcfg["TEST_NUM_STEPS"]) // cfg.num_envs)
+    evaluate = policy_evaluator(env, learner, steps)
+    eval_keys = jax.vmap(jax.random.key)(jnp.arange(seeds) + 1000)
+
+    def greedy_return(out: Any, last: int) -> list[float]:
+        _, ret = evaluate(eval_keys, out[0].params)
+        return [float(x) for x in np.nanmean(ret, -1)]
+
+    return (lambda: compiled(keys)), compile_s, greedy_return
+
+
+def prepare_jaxmarl_pqn(
+    script: Path, jcfg: dict[str, Any], seeds: int
+) -> tuple[Callable[[], Any], float, Callable]:
+    """JaxMARL's ``make_train(config, env)`` of ``pqn_vdn_ff.py``, vmapped over seeds as its ``single_run``."""
+    import flax.linen.initializers
+
+    from alem.algos.networks import orthogonal
+
+    flax.linen.initializers.orthogonal = orthogonal  # as for IPPO: no batched LAPACK QR (see above)
+    spec = importlib.util.spec_from_file_location("jaxmarl_pqn_vdn_ff", script)
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"--jaxmarl-script: cannot import {script}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    jcfg = dict(jcfg)
+    env, _ = module.env_from_config(jcfg)
+    train = module.make_train(jcfg, env)
+    rngs = jax.random.split(jax.random.PRNGKey(jcfg["SEED"]), seeds)
+    fn = jax.jit(jax.vmap(train))
+    compile_s, compiled = timed(lambda: fn.lower(rngs).compile())
+    n = alem.make(ENV_ID).num_agents
+
+    def greedy_return(out: Any, last: int) -> list[float]:
+        # its last greedy test (runner_state[2]); the MPE log wrapper's return is x agents
+        test = jax.device_get(out["runner_state"][2])
+        return [
+            float(x) / n for x in np.asarray(test["returned_episode_returns"]).reshape(seeds, -1).mean(-1)
+        ]
+
+    return (lambda: compiled(rngs)), compile_s, greedy_return
+
+
+def _side_worker(
+    side: str, script: Path, jcfg: dict[str, Any], seeds: int, conn: Any, algo: str = "ippo"
+) -> None:
     """Child process of one side: compile, then one timed training run per ``"run"`` message."""
-    if side == "alem":
+    if algo == "pqn_vdn":
+        run, compile_s, late = (
+            prepare_alem_pqn(jcfg, seeds) if side == "alem" else prepare_jaxmarl_pqn(script, jcfg, seeds)
+        )
+    elif side == "alem":
         run, compile_s, _ = prepare_alem(jcfg, seeds)
         late = lambda out, last: alem_late_return(out, last)
     else:
@@ -180,11 +297,15 @@ def _side_worker(side: str, script: Path, jcfg: dict[str, Any], seeds: int, conn
 class _Side:
     """One side in its own process (so the two compiled programs never share a runtime)."""
 
-    def __init__(self, side: str, script: Path, jcfg: dict[str, Any], seeds: int, timeout: float):
+    def __init__(
+        self, side: str, script: Path, jcfg: dict[str, Any], seeds: int, timeout: float, algo: str = "ippo"
+    ):
         ctx = mp.get_context("spawn")
         self.side, self.timeout = side, timeout
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_side_worker, args=(side, script, jcfg, seeds, child), daemon=True)
+        self.proc = ctx.Process(
+            target=_side_worker, args=(side, script, jcfg, seeds, child, algo), daemon=True
+        )
         self.proc.start()
         self.compile_s = self._recv()
 
@@ -207,9 +328,9 @@ class _Side:
 
 
 def run_benchmark(
-    script: Path, total_steps: int, seeds: int, reps: int, timeout: float = 900
+    script: Path, total_steps: int, seeds: int, reps: int, timeout: float = 900, algo: str = "ippo"
 ) -> dict[str, Any]:
-    jcfg = load_jaxmarl_config(script, total_steps, seeds)
+    jcfg = (load_jaxmarl_pqn_config if algo == "pqn_vdn" else load_jaxmarl_config)(script, total_steps, seeds)
     updates = _updates(jcfg)
     if updates < 1:
         raise SystemExit(
@@ -217,11 +338,12 @@ def run_benchmark(
         )
     steps = updates * jcfg["NUM_ENVS"] * jcfg["NUM_STEPS"]  # per seed, both sides
     last = max(1, updates // 10)
-    cfg = alem_config(jcfg)
+    cfg = alem_pqn_config(jcfg) if algo == "pqn_vdn" else alem_config(jcfg)
+    matched = PQN_MATCHED if algo == "pqn_vdn" else MATCHED
     sides = {}
     try:
         for side in ("alem", "jaxmarl"):  # compiled one after the other
-            sides[side] = _Side(side, script, jcfg, seeds, timeout)
+            sides[side] = _Side(side, script, jcfg, seeds, timeout, algo)
         times: dict[str, list[float]] = {"alem": [], "jaxmarl": []}
         cpu: dict[str, list[float]] = {"alem": [], "jaxmarl": []}
         late: dict[str, list[float]] = {}
@@ -248,10 +370,13 @@ def run_benchmark(
         "benchmark": "train_throughput",
         "env": {"alem": ENV_ID, "jaxmarl": JAXMARL_ENV},
         "unit": "env-steps/s (seeds * env steps / s; one env step = one transition of 3 agents)",
+        "algo": algo,
         "jaxmarl_script": script.name,
         "jaxmarl_config": {k: v for k, v in jcfg.items() if k not in ("ENTITY", "PROJECT")},
         "alem_config": {
-            k: getattr(cfg, k) for k in (*MATCHED.values(), "hidden", "clip_value", "bootstrap_truncation")
+            k: getattr(cfg, k)
+            for k in (*matched.values(), "hidden")
+            + (("team_reward", "layer_norm") if algo == "pqn_vdn" else ("clip_value", "bootstrap_truncation"))
         },
         "num_envs": jcfg["NUM_ENVS"],
         "num_steps": jcfg["NUM_STEPS"],
@@ -276,7 +401,8 @@ def run_benchmark(
         "ratio": med["alem"] / med["jaxmarl"],
         "ratio_cpu": cpu_med["alem"] / cpu_med["jaxmarl"],
         "late_return_per_agent": {
-            "updates_averaged": last,
+            # ippo: the training return of the last updates; pqn_vdn: the greedy test after training
+            "updates_averaged": last if algo == "ippo" else None,
             "alem": float(np.mean(late["alem"])),
             "jaxmarl": float(np.mean(late["jaxmarl"])),
             "alem_seeds": late["alem"],
@@ -289,7 +415,16 @@ def run_benchmark(
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument(
-        "--jaxmarl-ippo", type=Path, required=True, help="baselines/IPPO/ippo_ff_mpe.py of a JaxMARL checkout"
+        "--algo", choices=["ippo", "pqn_vdn"], default="ippo", help="the comparison (default ippo)"
+    )
+    p.add_argument(
+        "--jaxmarl-ippo",
+        "--jaxmarl-script",
+        dest="jaxmarl_script",
+        type=Path,
+        required=True,
+        help="the JaxMARL baseline script: baselines/IPPO/ippo_ff_mpe.py (ippo) or "
+        "baselines/QLearning/pqn_vdn_ff.py (pqn_vdn) of a JaxMARL checkout",
     )
     p.add_argument(
         "--total-steps",
@@ -308,9 +443,11 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     args = _parser().parse_args(argv)
-    if not args.jaxmarl_ippo.is_file():
-        raise SystemExit(f"--jaxmarl-ippo: {args.jaxmarl_ippo} is not a file")
-    result = run_benchmark(args.jaxmarl_ippo.resolve(), args.total_steps, args.seeds, args.reps, args.timeout)
+    if not args.jaxmarl_script.is_file():
+        raise SystemExit(f"--jaxmarl-script: {args.jaxmarl_script} is not a file")
+    result = run_benchmark(
+        args.jaxmarl_script.resolve(), args.total_steps, args.seeds, args.reps, args.timeout, args.algo
+    )
     text = json.dumps(result, indent=2)
     print(text)
     if args.out:
