@@ -27,11 +27,11 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from alem.errors import LearnerConfigError, did_you_mean, require_positive_int
 
-__all__ = ["LearnerConfig", "LearnerConfigError"]
+__all__ = ["LearnerConfig", "LearnerConfigError", "RunConfig"]
 
 
 def _is_int(value: Any) -> bool:
@@ -50,8 +50,39 @@ _CHOICES = {
 }
 
 
+class RunConfig:
+    """What the learner configs (:class:`LearnerConfig`, :class:`~alem.algos.qconfig.QConfig`)
+    share: the update count of a run and building one from a (Hydra) mapping."""
+
+    #: Names the options in the "unknown option" message (e.g. " of the value-based learners").
+    options_of: ClassVar[str] = ""
+
+    @property
+    def num_updates(self) -> int:
+        return -(-self.total_steps // (self.num_envs * self.num_steps))
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any]) -> Any:
+        """Build from a (Hydra) mapping; unknown keys are an error that names them."""
+        fields = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(values) - fields)
+        if unknown:
+            hints = [k + did_you_mean(k, fields) for k in unknown]
+            raise LearnerConfigError(f"unknown algo option(s){cls.options_of}: {', '.join(hints)}")
+        kwargs = dict(values)
+        if "hidden" in kwargs:
+            hidden = kwargs["hidden"]
+            if isinstance(hidden, str) or not isinstance(hidden, Sequence):
+                raise LearnerConfigError(f"algo.hidden must be a list of layer widths, got {hidden!r}")
+            kwargs["hidden"] = tuple(hidden)
+        try:
+            return cls(**kwargs)
+        except TypeError as e:  # a value of the wrong type compared or converted in __post_init__
+            raise LearnerConfigError(f"a learner option has a value of the wrong type: {e}") from None
+
+
 @dataclasses.dataclass(frozen=True)
-class LearnerConfig:
+class LearnerConfig(RunConfig):
     """Hyperparameters of the PPO core; all static (changing one recompiles)."""
 
     name: str = "ippo"
@@ -217,26 +248,3 @@ class LearnerConfig:
                 f"num_updates={self.num_updates} updates): use pool_size <= {snapshots}, a smaller "
                 "snapshot_every or a larger total_steps"
             )
-
-    @property
-    def num_updates(self) -> int:
-        return -(-self.total_steps // (self.num_envs * self.num_steps))
-
-    @classmethod
-    def from_mapping(cls, values: Mapping[str, Any]) -> LearnerConfig:
-        """Build from a (Hydra) mapping; unknown keys are an error that names them."""
-        fields = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(values) - fields)
-        if unknown:
-            hints = [k + did_you_mean(k, fields) for k in unknown]
-            raise LearnerConfigError(f"unknown algo option(s): {', '.join(hints)}")
-        kwargs = dict(values)
-        if "hidden" in kwargs:
-            hidden = kwargs["hidden"]
-            if isinstance(hidden, str) or not isinstance(hidden, Sequence):
-                raise LearnerConfigError(f"algo.hidden must be a list of layer widths, got {hidden!r}")
-            kwargs["hidden"] = tuple(hidden)
-        try:
-            return cls(**kwargs)
-        except TypeError as e:  # a value of the wrong type compared or converted in __post_init__
-            raise LearnerConfigError(f"a learner option has a value of the wrong type: {e}") from None

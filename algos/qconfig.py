@@ -16,9 +16,9 @@ JaxMARL and PyMARL baselines.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
+from alem.algos.config import RunConfig
 from alem.errors import LearnerConfigError, did_you_mean, require_positive_int
 
 __all__ = ["QConfig", "Q_VARIANTS", "make_q_config"]
@@ -32,8 +32,10 @@ _CHOICES = {
 
 
 @dataclasses.dataclass(frozen=True)
-class QConfig:
+class QConfig(RunConfig):
     """Hyperparameters of the value-based core; all static (changing one recompiles)."""
+
+    options_of: ClassVar[str] = " of the value-based learners"
 
     name: str = "pqn"
     mixer: str = "none"  # none (independent) | vdn | qmix
@@ -130,30 +132,6 @@ class QConfig:
             )
         if self.mixer == "qmix" and not self.replay:
             raise LearnerConfigError("algo.mixer=qmix needs algo.replay=true (the qmix preset)")
-
-    @property
-    def num_updates(self) -> int:
-        return -(-self.total_steps // (self.num_envs * self.num_steps))
-
-    @classmethod
-    def from_mapping(cls, values: Mapping[str, Any]) -> QConfig:
-        fields = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(values) - fields)
-        if unknown:
-            hints = [k + did_you_mean(k, fields) for k in unknown]
-            raise LearnerConfigError(
-                f"unknown algo option(s) of the value-based learners: {', '.join(hints)}"
-            )
-        kwargs = dict(values)
-        if "hidden" in kwargs:
-            hidden = kwargs["hidden"]
-            if isinstance(hidden, str) or not isinstance(hidden, Sequence):
-                raise LearnerConfigError(f"algo.hidden must be a list of layer widths, got {hidden!r}")
-            kwargs["hidden"] = tuple(hidden)
-        try:
-            return cls(**kwargs)
-        except TypeError as e:
-            raise LearnerConfigError(f"a learner option has a value of the wrong type: {e}") from None
 
 
 Q_VARIANTS: dict[str, dict[str, Any]] = {
