@@ -21,12 +21,18 @@ def test_qmix_is_monotonic_in_every_agent_value():
     """dQ_tot/dQ_i >= 0 for random parameters, values and states (the abs() on the mixing weights)."""
     mixer = QMixer(embed=8, hyper_hidden=16)
     n, s = 3, 5
-    for seed in range(4):
-        k_p, k_q, k_s = jax.random.split(jax.random.key(seed), 3)
-        params = mixer.init(k_p, jnp.zeros((n,)), jnp.zeros((s,)))
+
+    @jax.jit
+    def grads_at(key):
+        k_p, k_q, k_s = jax.random.split(key, 3)
+        # large initial weights too (init_scale=1): monotonicity must not rest on small weights
+        params = QMixer(embed=8, hyper_hidden=16, init_scale=1.0).init(k_p, jnp.zeros((n,)), jnp.zeros((s,)))
         q = 3.0 * jax.random.normal(k_q, (256, n))
         state = 3.0 * jax.random.normal(k_s, (256, s))
-        grads = jax.vmap(jax.grad(lambda qq, st, p=params: mixer.apply(p, qq, st)))(q, state)
+        return jax.vmap(jax.grad(lambda qq, st: mixer.apply(params, qq, st)))(q, state)
+
+    for seed in range(4):
+        grads = grads_at(jax.random.key(seed))
         assert float(grads.min()) >= 0.0
         assert float(grads.max()) > 0.0  # and it does depend on the agents' values
 
@@ -75,15 +81,16 @@ def test_masked_choices_never_pick_an_illegal_move_on_real_tic_tac_toe_positions
     state = learner.init(jax.random.key(0))
     masks, obs = [], []
     key = jax.random.key(1)
-    st, ts = env.reset(key, env.default_params)
+    reset, step = jax.jit(env.reset), jax.jit(env.step)
+    st, ts = reset(key, env.default_params)
     for _ in range(60):  # random games: positions with 9..1 legal moves, both players to move
         key, k1, k2 = jax.random.split(key, 3)
         masks.append(ts.action_mask)
         obs.append(ts.obs)
         a = jax.random.categorical(k1, jnp.where(ts.action_mask, 0.0, -jnp.inf))
-        st, ts = env.step(k2, st, a, env.default_params)
+        st, ts = step(k2, st, a, env.default_params)
         if bool(ts.done):
-            st, ts = env.reset(k2, env.default_params)
+            st, ts = reset(k2, env.default_params)
     mask, obs = jnp.stack(masks), jnp.stack(obs)  # [B, 2, 9]
     # values that favour the illegal moves: an unmasked argmax would pick one every time
     q = jnp.where(mask, 0.0, 10.0) + jax.random.uniform(jax.random.key(2), mask.shape)
@@ -99,7 +106,7 @@ def test_masked_choices_never_pick_an_illegal_move_on_real_tic_tac_toe_positions
 
 
 def test_target_network_follows_at_the_stated_cadence_and_rate():
-    env = alem.make("mpe/simple_spread-v0")
+    env = alem.make("coordination-v0")
     cfg = make_q_config("vdn", **{**TINY, "num_steps": 2}, learning_starts=2, target_every=3, tau=0.5)
     learner = make_q_learner(env, cfg)
     update = jax.jit(learner.update)
@@ -156,7 +163,7 @@ def test_value_mixers_and_replay_are_refused_where_they_do_not_fit():
     make_q_learner(alem.make("coordination-v0"), make_q_config("qmix", **TINY))  # common payoff: fits
 
 
-@pytest.mark.parametrize("name", ["pqn", "pqn_vdn", "iql", "vdn", "qmix"])
+@pytest.mark.parametrize("name", ["pqn", "vdn", "qmix"])  # PQN, replay, mixer (iql and pqn_vdn: their parts)
 def test_every_preset_updates_to_finite_values(name):
     env = alem.make("coordination-v0")
     extra = {"learning_starts": 2} if name in ("iql", "vdn", "qmix") else {}
