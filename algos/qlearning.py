@@ -50,6 +50,7 @@ from alem.algos.mixers import QMixer, vdn
 from alem.algos.networks import Network, apply_per_role
 from alem.algos.qconfig import QConfig
 from alem.algos.td import epsilon_greedy, linear_epsilon, masked_argmax, masked_max, polyak, q_lambda_returns
+from alem.algos.units import per_agent_obs, with_agent_id
 from alem.core import MultiAgentEnv
 from alem.rollout import episode_totals
 from alem.wrappers import BatchedAutoReset, EpisodeStats
@@ -85,6 +86,7 @@ class Steps:
     reward: jax.Array  # [.., N] after the action
     done: jax.Array  # [..] after the action
     resets: jax.Array  # [..] the obs starts an episode
+    max_q: jax.Array  # [.., N] the acting network's largest legal Q of the obs (PQN's bootstrap values)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -132,12 +134,8 @@ class QLearner:
     # ------------------------------------------------------------------ inputs and values
     def inputs(self, obs: jax.Array) -> jax.Array:
         """``[..., N, D]`` network inputs from obs ``[..., N, ...]`` (plus a one-hot agent id)."""
-        n = self.n
-        lead = obs.shape[: obs.ndim - len(self.env.observation_space().shape)]
-        flat = obs.reshape(*lead, n, -1).astype(jnp.float32)
-        if not self.cfg.agent_id:
-            return flat
-        return jnp.concatenate([flat, jnp.broadcast_to(jnp.eye(n, dtype=jnp.float32), (*lead, n, n))], -1)
+        flat = per_agent_obs(self.env, obs)
+        return with_agent_id(flat) if self.cfg.agent_id else flat
 
     def q_values(self, params, hidden, obs, resets):
         """``hidden [B, N, H]``, obs ``[T, B, N, ...]``, ``resets [T, B]`` -> hidden, Q ``[T, B, N, A]``."""
@@ -210,7 +208,7 @@ class QLearner:
             update=jnp.int32(0),
         )
 
-    def _step_item(self, ts, gstate, reward, done, action=None, resets=None):
+    def _step_item(self, ts, gstate, reward, done, action=None, resets=None, max_q=None):
         e = ts.obs.shape[0]
         return Steps(
             obs=ts.obs,
@@ -221,6 +219,7 @@ class QLearner:
             reward=reward.astype(jnp.float32),
             done=done,
             resets=jnp.ones((e,), bool) if resets is None else resets,
+            max_q=jnp.zeros((e, self.n), jnp.float32) if max_q is None else max_q,
         )
 
     # ------------------------------------------------------------------ acting
@@ -235,7 +234,8 @@ class QLearner:
             h, q = self.q_values(carry.params, carry.hidden, ts.obs[None], carry.resets[None])
             action = epsilon_greedy(k_act, q[0], ts.action_mask, epsilon_at(carry.update, t))
             env_state, ts2 = self.batch.step(k_env, carry.env_state, action, env_params)
-            item = self._step_item(ts, gstate, ts2.reward, ts2.done, action, carry.resets)
+            best = masked_max(q[0], ts.action_mask)
+            item = self._step_item(ts, gstate, ts2.reward, ts2.done, action, carry.resets, best)
             carry = carry.replace(env_state=env_state, timestep=ts2, hidden=h, resets=ts2.done)
             return carry, (item, episode_totals(ts2.info))
 
@@ -259,15 +259,16 @@ class QLearner:
         return h, epsilon_greedy(key, q[0], mask, jnp.float32(epsilon))
 
     # ------------------------------------------------------------------ PQN
-    def pqn_targets(self, params, steps: Steps, hidden0, last_ts, last_resets) -> jax.Array:
-        """Q(lambda) returns ``[T, E(, N)]`` of a rollout under ``params``."""
+    def pqn_targets(self, params, steps: Steps, last_hidden, last_ts, last_resets) -> jax.Array:
+        """Q(lambda) returns ``[T, E(, N)]`` of a rollout under ``params`` (the network that acted).
+
+        The bootstrap values of steps ``1 .. T-1`` are the rollout's own (``steps.max_q``); only
+        the state after the rollout needs a forward pass (from ``last_hidden``)."""
         c = self.cfg
-        obs = jnp.concatenate([steps.obs, last_ts.obs[None]], 0)
-        resets = jnp.concatenate([steps.resets, last_resets[None]], 0)
-        _, q = self.q_values(params, hidden0, obs, resets)
-        mask = jnp.concatenate([steps.mask, last_ts.action_mask[None]], 0)[1:]
+        _, q_last = self.q_values(params, last_hidden, last_ts.obs[None], last_resets[None])
+        last_max = masked_max(q_last[0], last_ts.action_mask)
+        next_max = jnp.concatenate([steps.max_q[1:], last_max[None]], 0)  # [T, E, N]
         acting = jnp.concatenate([steps.acting, last_ts.acting[None]], 0)[1:]
-        next_max = masked_max(q[1:], mask)  # [T, E, N]
         if c.mixer == "none":
             done = jnp.broadcast_to(steps.done[..., None], steps.reward.shape)
             return q_lambda_returns(steps.reward, done, next_max, acting, c.gamma, c.q_lambda)
@@ -288,7 +289,7 @@ class QLearner:
 
     def _pqn_update(self, state: QState, steps: Steps, hidden0) -> tuple[QState, dict]:
         c = self.cfg
-        targets = self.pqn_targets(state.params, steps, hidden0, state.timestep, state.resets)
+        targets = self.pqn_targets(state.params, steps, state.hidden, state.timestep, state.resets)
         grad_fn = jax.value_and_grad(self.pqn_loss, has_aux=True)
         mb_size = c.num_envs // c.num_minibatches
 

@@ -24,7 +24,19 @@ from alem.algos.losses import masked_log_softmax
 from alem.algos.networks import Network, apply_per_role
 from alem.core import MultiAgentEnv
 
-__all__ = ["UnitLayout"]
+__all__ = ["UnitLayout", "per_agent_obs", "with_agent_id"]
+
+
+def per_agent_obs(env: MultiAgentEnv, obs: jax.Array) -> jax.Array:
+    """Each agent's observation as a float vector: ``[..., N, ...] -> [..., N, D]``."""
+    lead = obs.shape[: obs.ndim - len(env.observation_space().shape)]
+    return obs.reshape(*lead, env.num_agents, -1).astype(jnp.float32)
+
+
+def with_agent_id(x: jax.Array) -> jax.Array:
+    """``x [..., N, D]`` with each agent's one-hot id appended: ``[..., N, D + N]``."""
+    n = x.shape[-2]
+    return jnp.concatenate([x, jnp.broadcast_to(jnp.eye(n, dtype=jnp.float32), (*x.shape[:-1], n))], -1)
 
 
 class UnitLayout:
@@ -95,19 +107,18 @@ class UnitLayout:
         """Actor and critic inputs ``[..., Ma, Da]``, ``[..., M, Dc]`` from obs ``[..., N, ...]``
         (``acting [..., N]`` is needed for the critic when :attr:`critic_sees_turn`)."""
         n = self.n
-        lead = obs.shape[: obs.ndim - len(self.env.observation_space().shape)]
-        flat = obs.reshape(*lead, n, -1).astype(jnp.float32)
-        eye = jnp.broadcast_to(jnp.eye(n, dtype=jnp.float32), (*lead, n, n))
+        flat = per_agent_obs(self.env, obs)
+        lead = flat.shape[:-2]
         if self.centralised:
             actor_in = flat.reshape(*lead, 1, -1)
             critic_in = gstate.reshape(*lead, 1, -1).astype(jnp.float32)
             return actor_in, critic_in
-        actor_in = jnp.concatenate([flat, eye], -1) if self.cfg.agent_id else flat
+        actor_in = with_agent_id(flat) if self.cfg.agent_id else flat
         if self.cfg.critic == "global":
             g = jnp.broadcast_to(gstate[..., None, :], (*lead, n, gstate.shape[-1])).astype(jnp.float32)
         else:
             g = flat
-        critic_in = jnp.concatenate([g, eye], -1) if self.cfg.agent_id else g
+        critic_in = with_agent_id(g) if self.cfg.agent_id else g
         if self.critic_sees_turn and acting is not None:
             critic_in = jnp.concatenate([critic_in, acting[..., None].astype(jnp.float32)], -1)
         return actor_in, critic_in

@@ -352,7 +352,7 @@ def _id_section(env_id: str, spec: Any, ctor: Any) -> str:
     call = ", ".join(f"{k}={v!r}" for k, v in spec.kwargs.items())
     agents = list(env.agents)
     shown = ", ".join(f"`{a}`" for a in agents[:8]) + (", ..." if len(agents) > 8 else "")
-    flags = [f for f in ("turn_based", "zero_sum", "stochastic", "fixed_start") if getattr(env, f, False)]
+    flags = [f for f in ("turn_based", "zero_sum", "cooperative", "stochastic", "fixed_start") if getattr(env, f, False)]
     if getattr(env, "continuous_actions", False):
         flags.append("continuous_actions")
     rows = [

@@ -163,6 +163,7 @@ def test_value_mixers_and_replay_are_refused_where_they_do_not_fit():
     make_q_learner(alem.make("coordination-v0"), make_q_config("qmix", **TINY))  # common payoff: fits
 
 
+@pytest.mark.exhaustive  # three learner compiles (the integration tier trains pqn and qmix end to end)
 @pytest.mark.parametrize("name", ["pqn", "vdn", "qmix"])  # PQN, replay, mixer (iql and pqn_vdn: their parts)
 def test_every_preset_updates_to_finite_values(name):
     env = alem.make("coordination-v0")
@@ -173,6 +174,7 @@ def test_every_preset_updates_to_finite_values(name):
     assert bool(jnp.isfinite(metrics["q_loss"]).all()) and float(metrics["q_loss"][-1]) > 0
 
 
+@pytest.mark.exhaustive  # a recurrent learner compile
 def test_pqn_with_a_gru_replays_its_sequences():
     env = alem.make("coordination-v0")
     learner = make_q_learner(env, make_q_config("pqn", **TINY, recurrent=8))
@@ -180,12 +182,13 @@ def test_pqn_with_a_gru_replays_its_sequences():
     assert state.hidden.shape == (4, 2, 8) and bool(jnp.isfinite(metrics["q_loss"]).all())
 
 
-@pytest.mark.exhaustive  # learns: two short training runs (20 s and 70 s on 2 cores)
-@pytest.mark.parametrize(("name", "margin"), [("pqn_vdn", 2.0), ("vdn", 1.0)])
-def test_value_based_learners_beat_random_on_simple_spread(name, margin, tmp_path):
-    """150k env steps of MPE simple_spread (3 agents; random play scores about -26.3 per agent):
-    the greedy policy scores ``margin`` better (measured: pqn_vdn -23.5, vdn -24.9; at 300k
-    steps -20.8 and -21.8)."""
+@pytest.mark.exhaustive  # learns: two short training runs (about 35 s and 100 s on 2 cores)
+@pytest.mark.parametrize("name", ["pqn_vdn", "vdn"])
+def test_value_based_learners_beat_random_on_simple_spread(name, tmp_path):
+    """300k env steps of MPE simple_spread (3 agents; random play scores about -26.3 per agent):
+    the greedy policy scores at least 2 better (measured, 2 seeds: pqn_vdn -21.2 and -20.5, vdn
+    -22.1 and -21.4). At 150k steps one seed's result moved by 1 between bitwise-different but
+    equal programs, too close to random for a threshold."""
     import json
 
     from hydra import compose, initialize_config_module
@@ -195,14 +198,14 @@ def test_value_based_learners_beat_random_on_simple_spread(name, margin, tmp_pat
     overrides = [
         "env.id=mpe/simple_spread-v0",
         f"algo={name}",
-        "algo.total_steps=153600",
+        "algo.total_steps=307200",
         "num_seeds=1",
         "eval.num_steps=256",
     ]
     with initialize_config_module(config_module="alem.configs", version_base=None):
         cfg = compose(config_name="config", overrides=overrides)
     res = json.loads(run(cfg, tmp_path / "run").read_text())
-    assert res["trained_return_mean"] > res["random_return_mean"] + margin, res["trained_return_mean"]
+    assert res["trained_return_mean"] > res["random_return_mean"] + 2.0, res["trained_return_mean"]
 
 
 def test_in_turn_based_games_only_the_acting_agents_steps_train_its_q():
