@@ -140,9 +140,15 @@ class LearnerConfig(RunConfig):
     pool_size: int = 8  # K actor snapshots kept in the learner state (slot 0: the initial parameters)
     snapshot_every: int = 10  # updates between snapshots
     pool_replace: str = "ring"  # ring: the last K snapshots; reservoir: a uniform sample of all taken
-    selfplay_current: float = 0.0  # probability that an episode's opponent is the current policy (both seats learn)
-    selfplay_random: float = 0.0  # probability that an episode's opponent plays uniform-random legal moves (any selfplay mode)
-    selfplay_random_seat: int = -1  # the learner's seat in those episodes (-1: drawn uniformly, as in the others)
+    selfplay_current: float = (
+        0.0  # probability that an episode's opponent is the current policy (both seats learn)
+    )
+    selfplay_random: float = (
+        0.0  # probability that an episode's opponent plays uniform-random legal moves (any selfplay mode)
+    )
+    selfplay_random_seat: int = (
+        -1
+    )  # the learner's seat in those episodes (-1: drawn uniformly, as in the others)
     pfsp_power: float = 2.0  # prioritised: a snapshot's weight is (1 - learner's score vs it)^p
     win_rate_ema: float = 0.05  # per finished episode: rate of the running score per snapshot
     psro_iters: int = 1000  # psro: fictitious-play iterations of the meta-Nash solver
@@ -199,7 +205,9 @@ class LearnerConfig(RunConfig):
                 f"algo.anneal_param_steps must be an integer >= 0 (0: the whole run), got {self.anneal_param_steps!r}"
             )
         if not math.isfinite(self.anneal_param_end):
-            raise LearnerConfigError(f"algo.anneal_param_end must be a finite number, got {self.anneal_param_end!r}")
+            raise LearnerConfigError(
+                f"algo.anneal_param_end must be a finite number, got {self.anneal_param_end!r}"
+            )
         if not 0 <= self.selfplay_random < 1:
             raise LearnerConfigError(f"algo.selfplay_random must be in [0, 1), got {self.selfplay_random!r}")
         if not _is_int(self.selfplay_random_seat) or self.selfplay_random_seat < -1:
@@ -232,7 +240,9 @@ class LearnerConfig(RunConfig):
         if not self.pfsp_power >= 0:
             raise LearnerConfigError(f"algo.pfsp_power must be >= 0, got {self.pfsp_power!r}")
         if not 0 <= self.selfplay_current < 1:
-            raise LearnerConfigError(f"algo.selfplay_current must be in [0, 1), got {self.selfplay_current!r}")
+            raise LearnerConfigError(
+                f"algo.selfplay_current must be in [0, 1), got {self.selfplay_current!r}"
+            )
         if self.selfplay_current + self.selfplay_random >= 1:
             raise LearnerConfigError(
                 f"algo.selfplay_current + algo.selfplay_random = {self.selfplay_current + self.selfplay_random:g} "

@@ -8,6 +8,12 @@
 | vdn       | sum of the agents' Q | replay (flashbax), 1-step | hard or Polyak, double Q|
 | qmix      | QMIX mixer of state  | replay (flashbax), 1-step | hard or Polyak, double Q|
 
+Every learner runs feed-forward or with a GRU (``recurrent=<width>``). The replay learners
+sample windows of ``sequence_length`` consecutive steps (2: one-step transitions); a recurrent
+one replays longer windows from a zero hidden state with ``burn_in`` warm-up steps (R2D2's
+"zero start" with burn-in, Kapturowski et al. 2019), and ``q_lambda > 0`` gives Q(lambda)
+targets over the window.
+
 PQN is Gallici et al., "Simplifying Deep Temporal Difference Learning" (2024); IQL (Tan 1993,
 with DQN's machinery), VDN (Sunehag et al. 2018) and QMIX (Rashid et al. 2018) follow the
 JaxMARL and PyMARL baselines.
@@ -51,12 +57,14 @@ class QConfig(RunConfig):
     max_grad_norm: float = 10.0
     gamma: float = 0.99
     # PQN
-    q_lambda: float = 0.65
+    q_lambda: float = 0.65  # PQN's Q(lambda); replay learners: over the sampled window (0: one-step)
     update_epochs: int = 4
     num_minibatches: int = 4
     # replay learners
-    buffer_size: int = 5000  # rows of num_envs transitions
-    batch_size: int = 128  # transitions per gradient step
+    buffer_size: int = 5000  # steps kept per env (num_envs rows)
+    batch_size: int = 128  # sampled windows per gradient step
+    sequence_length: int = 2  # steps per sampled window (2: one-step transitions; GRU: e.g. 20)
+    burn_in: int = 0  # leading steps of a window that only warm up the GRU (not trained on)
     learning_starts: int = 1000  # env steps per env before the first gradient step
     train_steps: int = 4  # gradient steps per update
     target_every: int = 10  # updates between target-network updates
@@ -71,7 +79,7 @@ class QConfig(RunConfig):
     hidden: tuple[int, ...] = (128, 128)
     activation: str = "relu"
     layer_norm: bool = False
-    recurrent: int = 0  # GRU width; 0 = feed-forward (replay learners: feed-forward only)
+    recurrent: int = 0  # GRU width; 0 = feed-forward
     agent_id: bool = True
     sharing: str = "shared"  # shared | none (one network per agent)
     mixer_embed: int = 32
@@ -124,11 +132,26 @@ class QConfig(RunConfig):
             raise LearnerConfigError(f"algo.hidden must list layer widths >= 1, got {list(self.hidden)!r}")
         if self.recurrent < 0:
             raise LearnerConfigError(f"algo.recurrent must be >= 0 (GRU width), got {self.recurrent}")
-        if self.replay and self.recurrent:
+        require_positive_int(self.sequence_length, "algo.sequence_length", error=LearnerConfigError)
+        if self.sequence_length < 2:
             raise LearnerConfigError(
-                f"algo.recurrent={self.recurrent}: the replay learners (iql, vdn, qmix) are feed-forward "
-                "here (a recurrent replay needs stored sequences, not built yet); use pqn or pqn_vdn "
-                "for a GRU Q-network"
+                f"algo.sequence_length={self.sequence_length}: a replayed window needs a step and its "
+                "successor (>= 2)"
+            )
+        if not 0 <= self.burn_in <= self.sequence_length - 2:
+            raise LearnerConfigError(
+                f"algo.burn_in={self.burn_in} must be in [0, sequence_length - 2 = {self.sequence_length - 2}] "
+                "(at least one trained step per window)"
+            )
+        if self.replay and self.recurrent and self.sequence_length == 2:
+            raise LearnerConfigError(
+                f"algo.recurrent={self.recurrent} with replay: a window of 2 steps gives the GRU no "
+                "history; set algo.sequence_length (e.g. 20) and algo.burn_in (e.g. 4)"
+            )
+        if self.buffer_size < self.sequence_length:
+            raise LearnerConfigError(
+                f"algo.buffer_size={self.buffer_size} is shorter than one window "
+                f"(algo.sequence_length={self.sequence_length})"
             )
         if self.mixer == "qmix" and not self.replay:
             raise LearnerConfigError("algo.mixer=qmix needs algo.replay=true (the qmix preset)")
@@ -137,9 +160,9 @@ class QConfig(RunConfig):
 Q_VARIANTS: dict[str, dict[str, Any]] = {
     "pqn": {"layer_norm": True, "lr": 5e-4},
     "pqn_vdn": {"mixer": "vdn", "layer_norm": True, "lr": 5e-4},
-    "iql": {"replay": True, "num_steps": 8, "target_every": 50},
-    "vdn": {"mixer": "vdn", "replay": True, "num_steps": 8, "target_every": 50},
-    "qmix": {"mixer": "qmix", "replay": True, "num_steps": 8, "target_every": 50},
+    "iql": {"replay": True, "num_steps": 8, "target_every": 50, "q_lambda": 0.0},
+    "vdn": {"mixer": "vdn", "replay": True, "num_steps": 8, "target_every": 50, "q_lambda": 0.0},
+    "qmix": {"mixer": "qmix", "replay": True, "num_steps": 8, "target_every": 50, "q_lambda": 0.0},
 }
 
 

@@ -16,20 +16,24 @@ One update:
      (:func:`~alem.algos.td.q_lambda_returns`), then epochs x minibatches of whole env
      trajectories regressing Q(s, a) on them. No replay buffer, no target network; the
      network's LayerNorm keeps it stable.
-   - *replay* (``replay=True``): the rollout's transitions go into a flashbax flat buffer; after
-     ``learning_starts`` env steps per env, ``train_steps`` gradient steps on uniform samples of
-     ``batch_size`` transitions with one-step targets from a target network (double Q: the
-     online network picks the next action, the target network values it), which follows the
-     online one every ``target_every`` updates by ``tau`` (1: a hard copy).
+   - *replay* (``replay=True``): the rollout's steps go into a flashbax trajectory buffer (one
+     row per env); after ``learning_starts`` env steps per env, ``train_steps`` gradient steps on
+     uniform samples of ``batch_size`` windows of ``sequence_length`` consecutive steps (2: one
+     transition, the feed-forward default; a GRU replays longer windows from a zero hidden state
+     after ``burn_in`` warm-up steps). Targets come from a target network (double Q: the online
+     network picks the next action, the target network values it), one-step or Q(lambda) over
+     the window (``q_lambda``); the target network follows the online one every
+     ``target_every`` updates by ``tau`` (1: a hard copy).
 
 Values: ``mixer=none`` learns one Q per agent on its own reward (IQL, PQN); ``vdn`` learns
 ``Q_tot = sum_i Q_i`` and ``qmix`` a monotonic mixture conditioned on ``env.global_state`` (see
 :mod:`alem.algos.mixers`), both on the team reward (the mean of the agents' rewards), so both
 need an env whose agents share their goal (``env.cooperative``).
 
-Turn-based envs: an agent's loss only counts the steps where it acts, and its Q(lambda) return
-passes through the steps where it waits (nothing of its own to bootstrap from there). The
-replay learners store one-step transitions and are refused on turn-based envs.
+Turn-based envs: an agent's loss only counts the steps where it acts, and its return passes
+through the steps where it waits (nothing of its own to bootstrap from there) to its next turn.
+A replay learner's window must therefore hold an agent's next turn (``sequence_length >=
+num_agents + 1``); a step whose next turn falls outside the window does not train.
 """
 
 from __future__ import annotations
@@ -123,12 +127,17 @@ class QLearner:
     @functools.cached_property
     def buffer(self) -> Any:
         c = self.cfg
-        return fbx.make_flat_buffer(
-            max_length=c.buffer_size * c.num_envs,
-            min_length=2 * c.num_envs,  # a pair of steps of every env
-            sample_batch_size=c.batch_size,
-            add_sequences=True,
+        # One row per env, time along the second axis; a sample is batch_size windows of
+        # sequence_length consecutive steps of one env, uniform over every window that lies in
+        # written steps (never across the write head). sequence_length=2: one-step transitions,
+        # exactly flashbax's flat buffer.
+        return fbx.make_trajectory_buffer(
             add_batch_size=c.num_envs,
+            sample_batch_size=c.batch_size,
+            sample_sequence_length=c.sequence_length,
+            period=1,
+            min_length_time_axis=c.sequence_length,
+            max_length_time_axis=c.buffer_size,
         )
 
     # ------------------------------------------------------------------ inputs and values
@@ -311,30 +320,45 @@ class QLearner:
         return state.replace(params=params, opt_state=opt_state, key=key), jax.tree.map(jnp.mean, metrics)
 
     # ------------------------------------------------------------------ replay
-    def td_loss(self, params, target, first: Steps, second: Steps):
-        """One-step TD loss of sampled transitions ``first -> second`` (leaves ``[B, ...]``)."""
+    def td_loss(self, params, target, seq: Steps):
+        """TD loss of sampled windows ``seq`` (time-major ``[L, B, ...]``).
+
+        Both networks run over the window from a zero hidden state (GRU: the first ``burn_in``
+        steps only warm it up). Targets are Q(lambda) returns over the window, bootstrapped from
+        the target network (double Q: the online network picks the action); ``q_lambda=0`` gives
+        one-step targets. A step trains where its unit acts, after the burn-in, and where its
+        target is resolved inside the window: the episode ends or the unit acts again (in
+        turn-based games, the steps where it waits pass its rewards through).
+        """
         c = self.cfg
-        reset = jnp.ones(first.done.shape[:1], bool)[None]
-        h = self.q_net.initial_hidden((first.done.shape[0], self.n))
-        _, q = self.q_values(params, h, first.obs[None], reset)
-        _, q_next_target = self.q_values(target, h, second.obs[None], reset)
-        q, q_next_target = q[0], q_next_target[0]
+        length, b = seq.done.shape
+        resets = seq.resets.at[0].set(True)
+        h = self.q_net.initial_hidden((b, self.n))
+        _, q = self.q_values(params, h, seq.obs, resets)
+        _, q_target = self.q_values(target, h, seq.obs, resets)
         if c.double_q:
-            _, q_next_online = self.q_values(params, h, second.obs[None], reset)
-            pick = masked_argmax(q_next_online[0], second.mask)
-            next_q = jnp.take_along_axis(q_next_target, pick[..., None], -1)[..., 0]
-            next_q = jnp.where(second.mask.any(-1), next_q, 0.0)
+            pick = masked_argmax(jax.lax.stop_gradient(q), seq.mask)
+            best = jnp.take_along_axis(q_target, pick[..., None], -1)[..., 0]
+            best = jnp.where(seq.mask.any(-1), best, 0.0)
         else:
-            next_q = masked_max(q_next_target, second.mask)
-        chosen = jnp.take_along_axis(q, first.action[..., None], -1)[..., 0]
-        acting, next_acting = first.acting.astype(jnp.float32), second.acting.astype(jnp.float32)
-        value = self.team_value(params, chosen, acting, first.gstate)
-        next_value = self.team_value(target, next_q, next_acting, second.gstate)
-        not_done = 1.0 - first.done.astype(jnp.float32)
+            best = masked_max(q_target, seq.mask)
+        chosen = jnp.take_along_axis(q, seq.action[..., None], -1)[..., 0]
+        acting = seq.acting.astype(jnp.float32)
+        value = self.team_value(params, chosen, acting, seq.gstate)[:-1]
+        next_value = self.team_value(target, best, acting, seq.gstate)[1:]
+        done = seq.done[:-1]
+        acts = seq.acting if c.mixer == "none" else seq.acting.any(-1)
         if c.mixer == "none":
-            not_done = not_done[:, None]
-        y = self.team_reward(first.reward) + c.gamma * not_done * next_value
-        w = acting if c.mixer == "none" else jnp.ones_like(value)
+            done = jnp.broadcast_to(done[..., None], acts[:-1].shape)
+        y = q_lambda_returns(
+            self.team_reward(seq.reward[:-1]), done, next_value, acts[1:], c.gamma, c.q_lambda
+        )
+        w = (
+            acts[:-1]
+            & resolved(done, acts[1:])
+            & (jnp.arange(length - 1) >= c.burn_in).reshape((-1,) + (1,) * (done.ndim - 1))
+        )
+        w = w.astype(jnp.float32)
         err = 0.5 * jnp.square(value - jax.lax.stop_gradient(y))
         loss = (err * w).sum() / jnp.maximum(w.sum(), 1.0)
         return loss, {"q_loss": loss, "q_mean": (value * w).sum() / jnp.maximum(w.sum(), 1.0)}
@@ -347,8 +371,8 @@ class QLearner:
 
         def train_step(carry, k):
             params, opt_state = carry
-            sample = self.buffer.sample(buffer, k).experience
-            (_, metrics), grads = grad_fn(params, state.target, sample.first, sample.second)
+            seq = jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1), self.buffer.sample(buffer, k).experience)
+            (_, metrics), grads = grad_fn(params, state.target, seq)
             updates, opt_state = self.tx.update(grads, opt_state, params)
             return (optax.apply_updates(params, updates), opt_state), metrics
 
@@ -361,7 +385,7 @@ class QLearner:
 
         key, k = jax.random.split(state.key)
         steps_per_env = (state.update + 1) * c.num_steps
-        ready = steps_per_env >= max(c.learning_starts, 2)
+        ready = steps_per_env >= max(c.learning_starts, c.sequence_length)
         (params, opt_state), metrics = jax.lax.cond(ready, learn, wait, (state.params, state.opt_state), k)
         sync = (state.update + 1) % c.target_every == 0
         target = jax.tree.map(
@@ -389,6 +413,20 @@ class QLearner:
         return jax.lax.scan(lambda s, _: self.update(s, env_params), state, None, length=num_updates)
 
 
+def resolved(done: jax.Array, next_acts: jax.Array) -> jax.Array:
+    """``[T, ...]``: whether step ``t``'s target reaches, inside the window, the episode's end or a
+    step where the unit acts again (``next_acts[t]``: it acts at ``t+1``). Else its return would
+    bootstrap from a state where it has no value of its own."""
+
+    def back(later, xs):
+        d, a = xs
+        here = d | a | later
+        return here, here
+
+    _, out = jax.lax.scan(back, jnp.zeros_like(done[-1]), (done, next_acts), reverse=True)
+    return out
+
+
 def make_q_learner(env: MultiAgentEnv, cfg: QConfig) -> QLearner:
     """Check that ``cfg`` fits ``env`` and build the :class:`QLearner` (before anything compiles)."""
     if env.continuous_actions:
@@ -406,10 +444,11 @@ def make_q_learner(env: MultiAgentEnv, cfg: QConfig) -> QLearner:
             f"{cfg.name} learns a team value from a shared reward; {env.id} does not fit: {why}; "
             "use an independent learner (pqn, iql)"
         )
-    if cfg.replay and env.turn_based:
+    if cfg.replay and env.turn_based and cfg.sequence_length < env.num_agents + 1:
         raise LearnerConfigError(
-            f"{cfg.name} stores one-step transitions, which mix the players' turns in the turn-based "
-            f"{env.id}; use pqn (its Q(lambda) returns skip the steps an agent waits)"
+            f"{cfg.name} on the turn-based {env.id}: an agent's target needs its next turn inside the "
+            f"sampled window, so algo.sequence_length must be at least num_agents + 1 = "
+            f"{env.num_agents + 1} (got {cfg.sequence_length})"
         )
     n = env.num_agents
     roles = np.zeros(n, np.int32) if cfg.sharing == "shared" else np.arange(n, dtype=np.int32)

@@ -12,8 +12,10 @@ cooperative MARL"), the one Mava and BenchMARL report with:
   (``pip install -e '.[benchmarks]'``).
 
 Returns are alem's: per seed, the mean over agents of each agent's mean episode return over the
-episodes that ended during the evaluation (stochastic policy, as in ``alem.train``'s final
-evaluation; the code is the same, :func:`alem.training.policy_evaluator`).
+episodes that ended during the evaluation (the PPO learners' stochastic policy, the value-based
+learners' greedy one, as in ``alem.train``'s final evaluation; the code is the same,
+:func:`alem.training.policy_evaluator`). The value-based learners take their options from the
+task's ``q_learner`` block and are evaluated at the same env steps as the PPO ones.
 
 One command runs the whole table (the configs are frozen in ``configs/benchmark/*.yaml``)::
 
@@ -46,20 +48,37 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 CONFIGS = ROOT / "configs" / "benchmark"
-TASKS = ("simple_spread", "simple_reference", "simple_speaker_listener", "lbf_8x8_2p_2f_coop")
-ALGOS = ("ippo", "mappo", "dpo", "happo", "cppo")
+TASKS = (
+    "simple_spread",
+    "simple_reference",
+    "simple_speaker_listener",
+    "lbf_8x8_2p_2f_coop",
+    "overcooked_cramped_room",
+)
+PPO_ALGOS = ("ippo", "mappo", "dpo", "happo", "cppo")
+Q_ALGOS = ("pqn", "pqn_vdn", "iql", "vdn", "qmix")  # the value-based core (alem.algos.qlearning)
+ALGOS = PPO_ALGOS + Q_ALGOS
 METRIC = "return"  # the marl-eval metric name
 BOOTSTRAP_REPS = 2000
 
 #: --quick: tiny sizes over the frozen configs (a smoke run, not a result)
 QUICK_TASKS = ("simple_spread",)
-QUICK_ALGOS = ("ippo",)
+QUICK_ALGOS = ("ippo", "qmix")  # one of each core
 QUICK = {
     "num_seeds": 2,
     "total_steps": 4 * 4 * 32,  # 4 updates of 4 envs x 32 steps
     "eval_interval": 2,
     "eval_steps": 32,
     "learner": {"num_envs": 4, "num_steps": 32, "num_minibatches": 2, "hidden": [16]},
+    "q_learner": {
+        "num_envs": 4,
+        "num_steps": 32,
+        "num_minibatches": 2,
+        "hidden": [16],
+        "eval_interval": 2,
+        "batch_size": 16,
+        "learning_starts": 8,
+    },
 }
 QUICK_REPS = 200
 
@@ -76,21 +95,36 @@ def load_task(name: str, quick: bool = False) -> dict[str, Any]:
     task = yaml.safe_load(path.read_text())
     task["name"] = name
     if quick:
-        task.update({k: v for k, v in QUICK.items() if k != "learner"})
+        task.update({k: v for k, v in QUICK.items() if k not in ("learner", "q_learner")})
         task["learner"] = {**task["learner"], **QUICK["learner"]}
+        task["q_learner"] = {**task.get("q_learner", {}), **QUICK["q_learner"]}
+        task["presets"] = {}
     return task
 
 
-def learner_options(task: Mapping[str, Any], algo: str) -> dict[str, Any]:
-    """``LearnerConfig`` overrides of one cell: the task's shared ones, the algorithm's own, the budget."""
-    options = {**task["learner"], **(task.get("presets") or {}).get(algo, {})}
+def learner_options(task: Mapping[str, Any], algo: str) -> tuple[dict[str, Any], int]:
+    """One cell's learner options and its updates between evaluation checkpoints.
+
+    The options are the task's shared ones (``learner`` for the PPO core, ``q_learner`` for the
+    value-based one), the algorithm's own (``presets``) and the budget. ``eval_interval`` may be
+    set per core or preset, so that every algorithm is evaluated at the same env steps even when
+    its updates are of another size.
+    """
+    block = "q_learner" if algo in Q_ALGOS else "learner"
+    if block not in task:
+        raise SystemExit(
+            f"reference_results: task {task['name']} has no `{block}:` block for {algo}; "
+            f"add the options of the {'value-based' if algo in Q_ALGOS else 'PPO'} learners to its config"
+        )
+    options = {**task[block], **(task.get("presets") or {}).get(algo, {})}
+    interval = int(options.pop("eval_interval", task["eval_interval"]))
     per_update = options["num_envs"] * options["num_steps"]
     updates = -(-task["total_steps"] // per_update)
-    updates = -(-updates // task["eval_interval"]) * task["eval_interval"]  # whole chunks
+    updates = -(-updates // interval) * interval  # whole chunks
     options["total_steps"] = updates * per_update
     if "hidden" in options:
         options["hidden"] = tuple(options["hidden"])
-    return options
+    return options, interval
 
 
 # ---------------------------------------------------------------------------- protocol
@@ -145,14 +179,16 @@ def train_cell(task: Mapping[str, Any], algo: str) -> dict[str, Any]:
 
     import jax
 
-    from alem.algos import make_config, make_learner
+    from alem.algos import make_config, make_learner, make_q_config, make_q_learner
     from alem.cli import make_env
     from alem.training import eval_keys, final_evaluation, policy_evaluator, seed_keys
 
     env = make_env(task["env"])
-    lcfg = make_config(algo, **learner_options(task, algo))
-    learner = make_learner(env, lcfg)
-    num_seeds, interval = task["num_seeds"], task["eval_interval"]
+    options, interval = learner_options(task, algo)
+    value_based = algo in Q_ALGOS
+    lcfg = (make_q_config if value_based else make_config)(algo, **options)
+    learner = (make_q_learner if value_based else make_learner)(env, lcfg)
+    num_seeds = task["num_seeds"]
     num_chunks = lcfg.num_updates // interval
     per_update = lcfg.num_envs * lcfg.num_steps
     absolute_steps = task["absolute_factor"] * task["eval_steps"]
@@ -299,10 +335,10 @@ def iqm_with_ci(
         random_state=np.random.RandomState(seed),
     )
     return {
-        k: {
-            "iqm": float(point[k][0]),
-            "ci_low": float(interval[k][0, 0]),
-            "ci_high": float(interval[k][1, 0]),
+        k: {  # None where no episode ended (NaN scores)
+            "iqm": _floats(point[k][0]),
+            "ci_low": _floats(interval[k][0, 0]),
+            "ci_high": _floats(interval[k][1, 0]),
         }
         for k in score_dict
     }
@@ -321,9 +357,9 @@ def probability_of_improvement(
     )
     return {
         k: {
-            "p": float(np.ravel(point[k])[0]),
-            "ci_low": float(np.ravel(interval[k])[0]),
-            "ci_high": float(np.ravel(interval[k])[1]),
+            "p": _floats(np.ravel(point[k])[0]),
+            "ci_low": _floats(np.ravel(interval[k])[0]),
+            "ci_high": _floats(np.ravel(interval[k])[1]),
         }
         for k in pairs
     }
@@ -334,7 +370,7 @@ def normalise(records: Sequence[Mapping[str, Any]], key: str) -> dict[tuple[str,
     out = {}
     for t in {r["task"] for r in records}:
         vals = [v for r in records if r["task"] == t for v in r[key] if v is not None]
-        lo, hi = min(vals), max(vals)
+        lo, hi = (min(vals), max(vals)) if vals else (np.nan, np.nan)  # no episode ended: NaN
         for r in records:
             if r["task"] == t:
                 out[(r["algo"], t)] = [
@@ -372,6 +408,8 @@ def summarize(records: Sequence[Mapping[str, Any]], reps: int = BOOTSTRAP_REPS) 
 def _fmt_ci(d: Mapping[str, float] | None, digits: int = 2) -> str:
     if not d:
         return "-"
+    if d["iqm"] is None:
+        return "no episode ended"
     return f"{d['iqm']:.{digits}f} [{d['ci_low']:.{digits}f}, {d['ci_high']:.{digits}f}]"
 
 
@@ -392,7 +430,7 @@ def table_md(summary: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -
             lines.append(
                 f"| {r['env_id']} | {a} | {r['env_steps_per_seed']:,} | {len(r['seeds'])} | "
                 f"{_fmt_ci(summary['per_task']['absolute'][t].get(a))} | "
-                f"{_fmt_ci(summary['per_task']['final'][t].get(a))} | {np.mean(rnd):.2f} |"
+                f"{_fmt_ci(summary['per_task']['final'][t].get(a))} | {f'{np.mean(rnd):.2f}' if rnd else '-'} |"
             )
     lines += [
         "",

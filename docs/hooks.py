@@ -352,7 +352,11 @@ def _id_section(env_id: str, spec: Any, ctor: Any) -> str:
     call = ", ".join(f"{k}={v!r}" for k, v in spec.kwargs.items())
     agents = list(env.agents)
     shown = ", ".join(f"`{a}`" for a in agents[:8]) + (", ..." if len(agents) > 8 else "")
-    flags = [f for f in ("turn_based", "zero_sum", "cooperative", "stochastic", "fixed_start") if getattr(env, f, False)]
+    flags = [
+        f
+        for f in ("turn_based", "zero_sum", "cooperative", "stochastic", "fixed_start")
+        if getattr(env, f, False)
+    ]
     if getattr(env, "continuous_actions", False):
         flags.append("continuous_actions")
     rows = [
@@ -511,7 +515,11 @@ def learner_options_markdown(core: str = "ppo") -> str:
 
     if core not in ("ppo", "q"):
         raise PluginError(f"<!-- alem:learner-options {core} -->: the core is 'ppo' or 'q'")
-    module, cls = (qconfig_module, qconfig_module.QConfig) if core == "q" else (config_module, config_module.LearnerConfig)
+    module, cls = (
+        (qconfig_module, qconfig_module.QConfig)
+        if core == "q"
+        else (config_module, config_module.LearnerConfig)
+    )
     choices = getattr(module, "_CHOICES", {})
     trailing, section = _field_comments(cls)
     out: list[str] = []

@@ -35,10 +35,13 @@ _NEEDED = {
     "mkdocstrings_handlers.python": "mkdocstrings-python",
 }
 _MISSING = [dist for module, dist in _NEEDED.items() if not _installed(module)]
-pytestmark = [pytest.mark.integration, pytest.mark.skipif(
-    bool(_MISSING),
-    reason=f"docs build needs {', '.join(_MISSING)} (not installed): pip install -e '.[docs]'",
-)]
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(
+        bool(_MISSING),
+        reason=f"docs build needs {', '.join(_MISSING)} (not installed): pip install -e '.[docs]'",
+    ),
+]
 
 _LOG_LINE = re.compile(r"^(WARNING|ERROR)\b")
 

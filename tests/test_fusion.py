@@ -8,7 +8,10 @@ from alem.fusion import fusion_boundary
 
 
 def _tree():
-    return {"a": jnp.arange(6, dtype=jnp.int32).reshape(2, 3), "b": (jnp.float32(2.5), jnp.array([True, False]))}
+    return {
+        "a": jnp.arange(6, dtype=jnp.int32).reshape(2, 3),
+        "b": (jnp.float32(2.5), jnp.array([True, False])),
+    }
 
 
 def test_passes_the_tree_when_keep_and_zeros_otherwise():

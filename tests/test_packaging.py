@@ -77,8 +77,21 @@ def test_metadata_lives_only_in_pyproject():
     assert deps == {"jax", "numpy", "jaxtyping"}, "the core install is the env package only"
     assert "jax==" not in " ".join(PYPROJECT["project"]["dependencies"]), "never pin jax to one version"
     extras = PYPROJECT["project"]["optional-dependencies"]
-    assert set(extras) >= {"train", "wandb", "arena", "llm", "llmtrain", "interop", "render", "gymnax", "dev", "all"}
-    assert {"flax", "optax", "distrax", "hydra-core", "omegaconf", "orbax-checkpoint"} <= _extra_closure("train")
+    assert set(extras) >= {
+        "train",
+        "wandb",
+        "arena",
+        "llm",
+        "llmtrain",
+        "interop",
+        "render",
+        "gymnax",
+        "dev",
+        "all",
+    }
+    assert {"flax", "optax", "distrax", "hydra-core", "omegaconf", "orbax-checkpoint"} <= _extra_closure(
+        "train"
+    )
     assert "wandb" not in _extra_closure("train")
 
 
@@ -199,7 +212,9 @@ def test_core_wheel_is_lean_and_runs_every_env(wheel, tmp_path):
     venv.create(env_dir, with_pip=True)
     py = env_dir / "bin" / "python"
     subprocess.run([py, "-m", "pip", "install", "-q", str(wheel)], check=True)
-    freeze = subprocess.run([py, "-m", "pip", "list", "--format=freeze"], check=True, capture_output=True, text=True)
+    freeze = subprocess.run(
+        [py, "-m", "pip", "list", "--format=freeze"], check=True, capture_output=True, text=True
+    )
     dists = [line.split("==")[0].lower() for line in freeze.stdout.splitlines() if line.strip()]
     installed = [d for d in dists if d not in ("pip", "setuptools", "wheel")]
     assert len(installed) <= 25, installed

@@ -584,10 +584,15 @@ def test_value_based_presets_train_resume_and_write_what_ppo_writes(name, ppo_ru
 
     env = alem.make("coordination-v0")
     player = CheckpointPolicy(env, spec=str(run_dir), seed_index=1)
-    obs, mask = np.zeros((2, *env.observation_space().shape[1:]), np.float32), np.array([[True, True], [False, True]])
+    obs, mask = (
+        np.zeros((2, *env.observation_space().shape[1:]), np.float32),
+        np.array([[True, True], [False, True]]),
+    )
     probs = np.asarray(player.action_probs(obs, mask, 0))
     h = player.learner.q_net.initial_hidden((2, 2))
-    _, q = player.learner.q_values(player.params, h, np.repeat(obs[None, :, None], 2, 2), np.ones((1, 2), bool))
+    _, q = player.learner.q_values(
+        player.params, h, np.repeat(obs[None, :, None], 2, 2), np.ones((1, 2), bool)
+    )
     assert probs.tolist()[1] == [0.0, 1.0]  # the only legal move
     assert probs[0].argmax() == int(np.asarray(q)[0, 0, 0].argmax()) and probs.sum() == 2.0
     assert player.describe() == {"algo": name, "greedy": True}

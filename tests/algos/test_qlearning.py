@@ -72,7 +72,9 @@ def test_epsilon_follows_the_stated_linear_schedule():
     learner = make_q_learner(env, cfg)
     got = [float(learner.epsilon(jnp.int32(u))) for u in (0, 25, 50, 99)]
     assert got == pytest.approx([1.0, 0.525, 0.05, 0.05])
-    assert float(learner.epsilon(jnp.int32(25), 2)) == pytest.approx(1.0 - 0.95 * 508 / 1000)  # (25 * 5 + 2) * 4 env steps
+    assert float(learner.epsilon(jnp.int32(25), 2)) == pytest.approx(
+        1.0 - 0.95 * 508 / 1000
+    )  # (25 * 5 + 2) * 4 env steps
 
 
 def test_masked_choices_never_pick_an_illegal_move_on_real_tic_tac_toe_positions():
@@ -102,7 +104,9 @@ def test_masked_choices_never_pick_an_illegal_move_on_real_tic_tac_toe_positions
     _, acts = learner.act(state.params, hidden, obs, mask, jnp.ones(mask.shape[0], bool), jax.random.key(4))
     legal = jnp.take_along_axis(mask, acts[..., None], -1)[..., 0]
     assert bool(jnp.all(legal | ~acting))
-    assert float(masked_max(jnp.ones((2, 3)), jnp.zeros((2, 3), bool)).max()) == 0.0  # no legal move: no value
+    assert (
+        float(masked_max(jnp.ones((2, 3)), jnp.zeros((2, 3), bool)).max()) == 0.0
+    )  # no legal move: no value
 
 
 def test_target_network_follows_at_the_stated_cadence_and_rate():
@@ -137,9 +141,9 @@ def test_replay_samples_written_transitions_uniformly_and_in_order():
     steps = steps.replace(reward=jnp.broadcast_to(ids[..., None], (t, e, 3)))
     buffer = learner.buffer.add(state.buffer, jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1), steps))
     sample = jax.jit(jax.vmap(learner.buffer.sample, in_axes=(None, 0)))
-    out = sample(buffer, jax.random.split(jax.random.key(1), 60)).experience
-    first = np.asarray(out.first.reward[..., 0]).ravel()
-    second = np.asarray(out.second.reward[..., 0]).ravel()
+    out = sample(buffer, jax.random.split(jax.random.key(1), 60)).experience  # windows [60, B, 2, ...]
+    first = np.asarray(out.reward[:, :, 0, 0]).ravel()
+    second = np.asarray(out.reward[:, :, 1, 0]).ravel()
     written = {float(i * 100 + j) for i in range(t - 1) for j in range(e)}  # pairs need a successor
     assert set(first.tolist()) <= written
     np.testing.assert_array_equal(second, first + 100)  # the next step of the same env
@@ -153,12 +157,19 @@ def test_value_mixers_and_replay_are_refused_where_they_do_not_fit():
         make_q_learner(alem.make("rock_paper_scissors-v0"), make_q_config("vdn", **TINY))
     with pytest.raises(LearnerConfigError, match="do not share one goal"):
         make_q_learner(alem.make("prisoners_dilemma-v0"), make_q_config("qmix", **TINY))
-    with pytest.raises(LearnerConfigError, match="turn-based"):
+    with pytest.raises(
+        LearnerConfigError, match="turn-based.*sequence_length must be at least num_agents \\+ 1 = 3"
+    ):
         make_q_learner(alem.make("tic_tac_toe-v0"), make_q_config("iql", **TINY))
+    make_q_learner(alem.make("tic_tac_toe-v0"), make_q_config("iql", **TINY, sequence_length=3))
     with pytest.raises(LearnerConfigError, match="box"):
-        make_q_learner(alem.make("mpe/simple_spread-v0", continuous_actions=True), make_q_config("pqn", **TINY))
-    with pytest.raises(LearnerConfigError, match="feed-forward"):
+        make_q_learner(
+            alem.make("mpe/simple_spread-v0", continuous_actions=True), make_q_config("pqn", **TINY)
+        )
+    with pytest.raises(LearnerConfigError, match="no history"):
         make_q_config("qmix", recurrent=8)
+    with pytest.raises(LearnerConfigError, match="burn_in"):
+        make_q_config("qmix", recurrent=8, sequence_length=6, burn_in=5)
     assert alem.make("coordination-v0").cooperative and not alem.make("prisoners_dilemma-v0").cooperative
     make_q_learner(alem.make("coordination-v0"), make_q_config("qmix", **TINY))  # common payoff: fits
 
@@ -174,12 +185,17 @@ def test_every_preset_updates_to_finite_values(name):
     assert bool(jnp.isfinite(metrics["q_loss"]).all()) and float(metrics["q_loss"][-1]) > 0
 
 
-@pytest.mark.exhaustive  # a recurrent learner compile
-def test_pqn_with_a_gru_replays_its_sequences():
+@pytest.mark.exhaustive  # two recurrent learner compiles
+@pytest.mark.parametrize(
+    "name, extra",
+    [("pqn", {}), ("qmix", {"sequence_length": 4, "burn_in": 1, "learning_starts": 4})],
+)
+def test_a_gru_learner_replays_its_sequences(name, extra):
     env = alem.make("coordination-v0")
-    learner = make_q_learner(env, make_q_config("pqn", **TINY, recurrent=8))
-    state, metrics = jax.jit(lambda k: learner.run(learner.init(k), 2))(jax.random.key(0))
+    learner = make_q_learner(env, make_q_config(name, **TINY, recurrent=8, **extra))
+    state, metrics = jax.jit(lambda k: learner.run(learner.init(k), 3))(jax.random.key(0))
     assert state.hidden.shape == (4, 2, 8) and bool(jnp.isfinite(metrics["q_loss"]).all())
+    assert float(metrics["q_loss"][-1]) > 0  # it trained (the replay learner: after learning_starts)
 
 
 @pytest.mark.exhaustive  # learns: two short training runs (about 35 s and 100 s on 2 cores)
@@ -223,3 +239,58 @@ def test_in_turn_based_games_only_the_acting_agents_steps_train_its_q():
     assert acting.any() and (~acting).any()
     assert float(loss(jnp.where(steps.acting, targets, 100.0))) == pytest.approx(base, rel=1e-6)
     assert abs(float(loss(jnp.where(steps.acting, 100.0, targets))) - base) > 1.0
+
+
+def test_a_target_is_resolved_by_the_episode_end_or_the_units_next_turn():
+    from alem.algos.qlearning import resolved
+
+    # a unit that acts every other step: steps 0, 2 resolve through the wait; the last one, whose
+    # next turn is outside the window, does not; an episode end resolves wherever it falls
+    done = jnp.array([False, False, False, False, False])
+    next_acts = jnp.array([False, True, False, True, False])
+    assert resolved(done, next_acts).tolist() == [True, True, True, True, False]
+    done = jnp.array([False, False, False, True, False])
+    next_acts = jnp.array([False, False, False, False, False])
+    assert resolved(done, next_acts).tolist() == [True, True, True, True, False]
+
+
+@pytest.fixture(scope="module")
+def ttt_window():
+    """An IQL learner on tic-tac-toe and windows of 3 steps from a random rollout, with one env
+    where agent ``i`` acts at step ``t0`` and the opponent ends the game at ``t0 + 1``."""
+    env = alem.make("tic_tac_toe-v0")
+    learner = make_q_learner(env, make_q_config("iql", **{**TINY, "num_steps": 32}, sequence_length=3))
+    state = learner.init(jax.random.key(0))
+    state, steps, _ = jax.jit(learner.rollout)(state, env.default_params)
+    acting, done = np.asarray(steps.acting), np.asarray(steps.done)
+    for t0 in range(acting.shape[0] - 2):
+        for e in range(acting.shape[1]):
+            for i in range(2):
+                if acting[t0, e, i] and not acting[t0 + 1, e, i] and done[t0 + 1, e] and not done[t0, e]:
+                    seq = jax.tree.map(lambda x, t=t0, k=e: x[t : t + 3, k : k + 1], steps)
+                    loss = jax.jit(lambda q: learner.td_loss(state.params, state.params, q)[0])
+                    return seq, i, loss
+    raise AssertionError("no game ended by the opponent in the rollout")
+
+
+def test_replay_in_turn_based_games_passes_rewards_through_the_opponents_turn(ttt_window):
+    seq, i, loss = ttt_window
+    base = float(loss(seq))
+    # the reward the opponent's winning move gives agent i trains agent i's move before it
+    moved = seq.replace(reward=seq.reward.at[1, 0, i].add(5.0))
+    assert abs(float(loss(moved)) - base) > 1e-3
+    # the action stored for agent i while it waits is never used
+    other = seq.replace(action=seq.action.at[1, 0, i].set((seq.action[1, 0, i] + 1) % 9))
+    assert float(loss(other)) == pytest.approx(base, rel=1e-6)
+
+
+def test_recurrent_replay_does_not_train_on_its_burn_in_steps():
+    env = alem.make("coordination-v0")
+    cfg = make_q_config("vdn", **TINY, recurrent=8, sequence_length=4, burn_in=1)
+    learner = make_q_learner(env, cfg)
+    state = learner.init(jax.random.key(0))
+    state, steps, _ = jax.jit(learner.rollout)(state, env.default_params)  # [4, 4, ...]: one window per env
+    loss = jax.jit(lambda q: learner.td_loss(state.params, state.params, q)[0])
+    base = float(loss(steps))
+    assert float(loss(steps.replace(reward=steps.reward.at[0].add(5.0)))) == pytest.approx(base, rel=1e-6)
+    assert abs(float(loss(steps.replace(reward=steps.reward.at[1].add(5.0)))) - base) > 1e-3

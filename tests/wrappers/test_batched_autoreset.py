@@ -29,7 +29,9 @@ class _RoundsOnly(Wrapper):
 
 
 @pytest.mark.parametrize("env_id", ["tic_tac_toe-v0", "connect_four-v0"])
-@pytest.mark.parametrize("rounds", [pytest.param(True, marks=pytest.mark.exhaustive), False], ids=["rounds", "fixed_start"])
+@pytest.mark.parametrize(
+    "rounds", [pytest.param(True, marks=pytest.mark.exhaustive), False], ids=["rounds", "fixed_start"]
+)
 def test_equals_vmapped_autoreset_when_reset_is_deterministic(env_id, rounds):
     """Board games start from one state, so any K (and the fixed-start shortcut) must give
     vmap(AutoReset)'s exact transitions, episode statistics included (the reset swaps only the
@@ -89,7 +91,9 @@ class CoinFlipEnv(MultiAgentEnv):
         return s, self._ts(s, jnp.float32(1), jax.random.bernoulli(key))
 
     def _ts(self, s, r, end):
-        return TimeStep(s.uid[None], jnp.ones((1, 1), bool), jnp.full((1,), r), end, jnp.bool_(False), jnp.ones(1, bool))
+        return TimeStep(
+            s.uid[None], jnp.ones((1, 1), bool), jnp.full((1,), r), end, jnp.bool_(False), jnp.ones(1, bool)
+        )
 
 
 @pytest.mark.parametrize("k", [1, 4, 32])
@@ -144,7 +148,9 @@ def _fresh_starts(env, n, steps, k, pick):
 
 def _chi2_against_reset(env, pick, k, n=256, steps=40):
     fresh = _fresh_starts(env, n, steps, k, pick)
-    states, _ = jax.vmap(env.reset, (0, None))(jax.random.split(jax.random.key(99), len(fresh)), env.default_params)
+    states, _ = jax.vmap(env.reset, (0, None))(
+        jax.random.split(jax.random.key(99), len(fresh)), env.default_params
+    )
     plain = np.asarray(jax.vmap(pick)(states))
     cats = sorted({tuple(np.atleast_1d(x)) for x in np.concatenate([fresh, plain])})
     index = {c: i for i, c in enumerate(cats)}
@@ -159,7 +165,9 @@ def _chi2_against_reset(env, pick, k, n=256, steps=40):
     ("env_id", "pick"),
     [
         ("kuhn_poker-v0", lambda s: s.cards),  # 6 ordered deals
-        pytest.param("leduc_holdem-v0", lambda s: s.cards[:2] // 2, marks=pytest.mark.exhaustive),  # private ranks, 9 pairs
+        pytest.param(
+            "leduc_holdem-v0", lambda s: s.cards[:2] // 2, marks=pytest.mark.exhaustive
+        ),  # private ranks, 9 pairs
         pytest.param("liars_dice-v0", lambda s: s.dice[:, 0], marks=pytest.mark.exhaustive),  # 36 dice pairs
     ],
 )
@@ -176,7 +184,9 @@ def test_chi_square_detects_a_biased_reset():
     """The test above can fail: handing every ended env the same fresh deal is caught."""
     env = alem.make("kuhn_poker-v0")
     biased = _fresh_starts(env, 256, 40, 8, lambda s: s.cards[0] * 0)  # everything in one category
-    plain = np.asarray(jax.vmap(lambda k: env.reset(k)[0].cards[0])(jax.random.split(jax.random.key(1), 2000)))
+    plain = np.asarray(
+        jax.vmap(lambda k: env.reset(k)[0].cards[0])(jax.random.split(jax.random.key(1), 2000))
+    )
     table = np.array([[len(biased), 0, 0], [(plain == c).sum() for c in range(3)]])
     assert stats.chi2_contingency(table).pvalue < 1e-6
 
@@ -205,7 +215,9 @@ def test_observation_transforms_apply_to_fresh_episodes():
     state, ts = batch.reset(jax.random.key(0), None)
     assert ts.obs.shape == (4, 2, 27) and ts.info["final_obs"].shape == (4, 2, 27)
     for t in range(9):
-        state, ts = batch.step(jax.random.key(t), state, random_legal_actions(jax.random.key(t), ts.action_mask))
+        state, ts = batch.step(
+            jax.random.key(t), state, random_legal_actions(jax.random.key(t), ts.action_mask)
+        )
     assert ts.obs.shape == (4, 2, 27)
 
 
@@ -223,7 +235,9 @@ def test_bad_stacks_and_sizes_are_refused():
         BatchedAutoReset(env, 0)
 
 
-@pytest.mark.parametrize(("env_id", "num_envs"), [("tic_tac_toe-v0", 100), ("kuhn_poker-v0", 1024), ("mpe/simple-v0", 4096)])
+@pytest.mark.parametrize(
+    ("env_id", "num_envs"), [("tic_tac_toe-v0", 100), ("kuhn_poker-v0", 1024), ("mpe/simple-v0", 4096)]
+)
 def test_default_round_covers_the_usual_number_of_ended_envs(env_id, num_envs):
     """The default K is at least the mean number of envs ending per step plus three standard
     deviations (binomial), measured here from a random rollout, and one-shot games get K = N."""

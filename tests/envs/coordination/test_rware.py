@@ -474,7 +474,8 @@ SLOW_CONFIGS = {
 @needs_rware
 # the first config by default, the others in the exhaustive tier
 @pytest.mark.parametrize(
-    "name", [pytest.param(n, marks=() if i == 0 else pytest.mark.exhaustive) for i, n in enumerate(FAST_CONFIGS)]
+    "name",
+    [pytest.param(n, marks=() if i == 0 else pytest.mark.exhaustive) for i, n in enumerate(FAST_CONFIGS)],
 )
 def test_lockstep_with_rware(name):
     env = Warehouse(**FAST_CONFIGS[name])

@@ -131,7 +131,9 @@ def _end_reasons(env, states, tss):
 
 
 # one preset by default, the others in the exhaustive tier
-@pytest.mark.parametrize("name", [pytest.param(n, marks=() if n == "full_2p" else pytest.mark.exhaustive) for n in CONFIGS])
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=() if n == "full_2p" else pytest.mark.exhaustive) for n in CONFIGS]
+)
 def test_matches_openspiel_step_by_step(name):
     env, states, tss = lockstep(name, CONFIGS[name][1], seed=0)
     life, fw, drawn = _end_reasons(env, states, tss)

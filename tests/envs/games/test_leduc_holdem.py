@@ -102,7 +102,9 @@ def test_player_not_to_move_is_ignored(env):
 
 
 # ---------------------------------------------------------------------------- text and rendering
-@pytest.mark.parametrize("sample", [pytest.param(300, id="300"), pytest.param(None, id="all", marks=pytest.mark.exhaustive)])
+@pytest.mark.parametrize(
+    "sample", [pytest.param(300, id="300"), pytest.param(None, id="all", marks=pytest.mark.exhaustive)]
+)
 def test_render_text_never_shows_hidden_cards(env, sample):
     """Within one information state every node renders the same for its player (at the
     end: with the same payoff). 300 random information states per player by default,

@@ -130,7 +130,8 @@ def _result(key: tuple) -> dict:
 
 def _params(keys):
     return [
-        pytest.param(k, id="-".join(k), marks=() if k in FAST else pytest.mark.exhaustive) for k in sorted(keys)
+        pytest.param(k, id="-".join(k), marks=() if k in FAST else pytest.mark.exhaustive)
+        for k in sorted(keys)
     ]
 
 
