@@ -30,6 +30,7 @@ count.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
 import json
 import multiprocessing as mp
@@ -161,31 +162,77 @@ def jaxmarl_late_return(out: Any, last: int, num_agents: int) -> list[float]:
     return [float(x) for x in r[:, -last:].reshape(r.shape[0], -1).mean(-1) / num_agents]
 
 
-# ------------------------------------------------------------------------ --algo pqn_vdn
-#: JaxMARL pqn_vdn_ff config key -> alem QConfig field (same meaning; docs/learners.md).
-PQN_MATCHED = {
+# ------------------------------------------------------------------------ value-based (--algo pqn_vdn | vdn)
+@dataclasses.dataclass(frozen=True)
+class QComparison:
+    """One value-based comparison: JaxMARL's script config, alem's preset, and how its keys map.
+
+    ``matched``: JaxMARL config key -> alem ``QConfig`` field of the same meaning. ``converted``:
+    alem fields computed from JaxMARL's (its units differ). ``fixed``: alem fields that follow
+    what the script does in code (not in its config)."""
+
+    config: str
+    preset: str
+    matched: dict[str, str]
+    converted: Callable[[dict[str, Any]], dict[str, Any]] = lambda jcfg: {}
+    fixed: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+_COMMON = {
     "LR": "lr",
     "NUM_ENVS": "num_envs",
     "NUM_STEPS": "num_steps",
-    "NUM_EPOCHS": "update_epochs",
-    "NUM_MINIBATCHES": "num_minibatches",
     "GAMMA": "gamma",
-    "LAMBDA": "q_lambda",
     "MAX_GRAD_NORM": "max_grad_norm",
     "EPS_START": "epsilon_start",
     "EPS_FINISH": "epsilon_end",
     "EPS_DECAY": "epsilon_fraction",
     "LR_LINEAR_DECAY": "anneal_lr",
 }
-PQN_CONFIG = "pqn_vdn_ff_mpe.yaml"
+
+Q_COMPARISONS = {
+    # pqn_vdn_ff.py: Q(lambda) over the rollout, LayerNorm; the team reward is JaxMARL's
+    # `__all__` reward, the agents' sum
+    "pqn_vdn": QComparison(
+        config="pqn_vdn_ff_mpe.yaml",
+        preset="pqn_vdn",
+        matched={
+            **_COMMON,
+            "NUM_EPOCHS": "update_epochs",
+            "NUM_MINIBATCHES": "num_minibatches",
+            "LAMBDA": "q_lambda",
+        },
+        fixed={"team_reward": "sum"},
+    ),
+    # vdn_ff.py: a flat buffer of BUFFER_SIZE transitions, NUM_EPOCHS gradient steps per update,
+    # the target network's own max (no double Q), learning after LEARNING_STARTS env steps of all
+    # envs; alem's buffer and learning_starts count steps per env
+    "vdn": QComparison(
+        config="vdn_ff_mpe.yaml",
+        preset="vdn",
+        matched={
+            **_COMMON,
+            "NUM_EPOCHS": "train_steps",
+            "BUFFER_BATCH_SIZE": "batch_size",
+            "TARGET_UPDATE_INTERVAL": "target_every",
+            "TAU": "tau",
+        },
+        converted=lambda jcfg: {
+            "buffer_size": int(jcfg["BUFFER_SIZE"]) // int(jcfg["NUM_ENVS"]),
+            "learning_starts": -(-int(jcfg["LEARNING_STARTS"]) // int(jcfg["NUM_ENVS"])),
+        },
+        fixed={"team_reward": "sum", "double_q": False},
+    ),
+}
 
 
-def load_jaxmarl_pqn_config(script: Path, total_steps: int, seeds: int) -> dict[str, Any]:
-    """``config/config.yaml`` merged with ``config/alg/pqn_vdn_ff_mpe.yaml``, as the script's
+def load_jaxmarl_q_config(script: Path, total_steps: int, seeds: int, algo: str) -> dict[str, Any]:
+    """``config/config.yaml`` merged with the comparison's ``config/alg/*.yaml``, as the script's
     ``single_run`` merges them, for this benchmark (wandb off)."""
     from omegaconf import OmegaConf
 
-    main, alg = script.parent / "config" / "config.yaml", script.parent / "config" / "alg" / PQN_CONFIG
+    name = Q_COMPARISONS[algo].config
+    main, alg = script.parent / "config" / "config.yaml", script.parent / "config" / "alg" / name
     for path in (main, alg):
         if not path.is_file():
             raise SystemExit(
@@ -205,24 +252,29 @@ def load_jaxmarl_pqn_config(script: Path, total_steps: int, seeds: int) -> dict[
     }
 
 
-def alem_pqn_config(jcfg: dict[str, Any]) -> Any:
-    """alem's pqn_vdn preset with every hyperparameter JaxMARL's config sets; the team reward is
-    the agents' sum, as JaxMARL's ``__all__`` reward."""
+def alem_q_config(jcfg: dict[str, Any], algo: str) -> Any:
+    """alem's preset with every hyperparameter JaxMARL's config sets (and what its code fixes)."""
     from alem.algos import make_q_config
 
-    fields = {ours: jcfg[theirs] for theirs, ours in PQN_MATCHED.items()}
-    hidden = (int(jcfg["HIDDEN_SIZE"]),) * int(jcfg["NUM_LAYERS"])
+    comp = Q_COMPARISONS[algo]
+    fields = {ours: jcfg[theirs] for theirs, ours in comp.matched.items()}
+    hidden = (int(jcfg["HIDDEN_SIZE"]),) * int(jcfg.get("NUM_LAYERS", 2))
     return make_q_config(
-        "pqn_vdn", **fields, hidden=hidden, team_reward="sum", total_steps=int(jcfg["TOTAL_TIMESTEPS"])
+        comp.preset,
+        **fields,
+        **comp.converted(jcfg),
+        **comp.fixed,
+        hidden=hidden,
+        total_steps=int(jcfg["TOTAL_TIMESTEPS"]),
     )
 
 
-def prepare_alem_pqn(jcfg: dict[str, Any], seeds: int) -> tuple[Callable[[], Any], float, Callable]:
-    """Compiled alem PQN-VDN training over ``seeds`` seeds, and its greedy evaluation (untimed)."""
+def prepare_alem_q(jcfg: dict[str, Any], seeds: int, algo: str) -> tuple[Callable[[], Any], float, Callable]:
+    """Compiled alem value-based training over ``seeds`` seeds, and its greedy evaluation (untimed)."""
     from alem.algos import make_q_learner
     from alem.training.evaluation import policy_evaluator
 
-    cfg = alem_pqn_config(jcfg)
+    cfg = alem_q_config(jcfg, algo)
     env = alem.make(ENV_ID)
     learner = make_q_learner(env, cfg)
     keys = jax.vmap(jax.random.key)(jnp.arange(seeds))
@@ -240,16 +292,16 @@ def prepare_alem_pqn(jcfg: dict[str, Any], seeds: int) -> tuple[Callable[[], Any
     return (lambda: compiled(keys)), compile_s, greedy_return
 
 
-def prepare_jaxmarl_pqn(
+def prepare_jaxmarl_q(
     script: Path, jcfg: dict[str, Any], seeds: int
 ) -> tuple[Callable[[], Any], float, Callable]:
-    """JaxMARL's ``make_train(config, env)`` of ``pqn_vdn_ff.py``, vmapped over seeds as its ``single_run``."""
+    """JaxMARL's ``make_train(config, env)`` of a Q-learning script, vmapped over seeds as its ``single_run``."""
     import flax.linen.initializers
 
     from alem.algos.networks import orthogonal
 
     flax.linen.initializers.orthogonal = orthogonal  # as for IPPO: no batched LAPACK QR (see above)
-    spec = importlib.util.spec_from_file_location("jaxmarl_pqn_vdn_ff", script)
+    spec = importlib.util.spec_from_file_location(f"jaxmarl_{script.stem}", script)
     if spec is None or spec.loader is None:
         raise SystemExit(f"--jaxmarl-script: cannot import {script}")
     module = importlib.util.module_from_spec(spec)
@@ -263,8 +315,13 @@ def prepare_jaxmarl_pqn(
     n = alem.make(ENV_ID).num_agents
 
     def greedy_return(out: Any, last: int) -> list[float]:
-        # its last greedy test (runner_state[2]); the MPE log wrapper's return is x agents
-        test = jax.device_get(out["runner_state"][2])
+        # its last greedy test (the dict in runner_state: index 2 in pqn_vdn_ff, 3 in vdn_ff);
+        # the MPE log wrapper's return is x agents
+        test = next(
+            jax.device_get(x)
+            for x in out["runner_state"]
+            if isinstance(x, dict) and "returned_episode_returns" in x
+        )
         return [
             float(x) / n for x in np.asarray(test["returned_episode_returns"]).reshape(seeds, -1).mean(-1)
         ]
@@ -276,9 +333,9 @@ def _side_worker(
     side: str, script: Path, jcfg: dict[str, Any], seeds: int, conn: Any, algo: str = "ippo"
 ) -> None:
     """Child process of one side: compile, then one timed training run per ``"run"`` message."""
-    if algo == "pqn_vdn":
+    if algo in Q_COMPARISONS:
         run, compile_s, late = (
-            prepare_alem_pqn(jcfg, seeds) if side == "alem" else prepare_jaxmarl_pqn(script, jcfg, seeds)
+            prepare_alem_q(jcfg, seeds, algo) if side == "alem" else prepare_jaxmarl_q(script, jcfg, seeds)
         )
     elif side == "alem":
         run, compile_s, _ = prepare_alem(jcfg, seeds)
@@ -330,7 +387,12 @@ class _Side:
 def run_benchmark(
     script: Path, total_steps: int, seeds: int, reps: int, timeout: float = 900, algo: str = "ippo"
 ) -> dict[str, Any]:
-    jcfg = (load_jaxmarl_pqn_config if algo == "pqn_vdn" else load_jaxmarl_config)(script, total_steps, seeds)
+    value_based = algo in Q_COMPARISONS
+    jcfg = (
+        load_jaxmarl_q_config(script, total_steps, seeds, algo)
+        if value_based
+        else load_jaxmarl_config(script, total_steps, seeds)
+    )
     updates = _updates(jcfg)
     if updates < 1:
         raise SystemExit(
@@ -338,8 +400,8 @@ def run_benchmark(
         )
     steps = updates * jcfg["NUM_ENVS"] * jcfg["NUM_STEPS"]  # per seed, both sides
     last = max(1, updates // 10)
-    cfg = alem_pqn_config(jcfg) if algo == "pqn_vdn" else alem_config(jcfg)
-    matched = PQN_MATCHED if algo == "pqn_vdn" else MATCHED
+    cfg = alem_q_config(jcfg, algo) if value_based else alem_config(jcfg)
+    matched = Q_COMPARISONS[algo].matched if value_based else MATCHED
     sides = {}
     try:
         for side in ("alem", "jaxmarl"):  # compiled one after the other
@@ -373,11 +435,14 @@ def run_benchmark(
         "algo": algo,
         "jaxmarl_script": script.name,
         "jaxmarl_config": {k: v for k, v in jcfg.items() if k not in ("ENTITY", "PROJECT")},
-        "alem_config": {
-            k: getattr(cfg, k)
-            for k in (*matched.values(), "hidden")
-            + (("team_reward", "layer_norm") if algo == "pqn_vdn" else ("clip_value", "bootstrap_truncation"))
-        },
+        "alem_config": (
+            {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(cfg).items()}
+            if value_based
+            else {
+                k: getattr(cfg, k)
+                for k in (*matched.values(), "hidden", "clip_value", "bootstrap_truncation")
+            }
+        ),
         "num_envs": jcfg["NUM_ENVS"],
         "num_steps": jcfg["NUM_STEPS"],
         "updates": updates,
@@ -401,7 +466,7 @@ def run_benchmark(
         "ratio": med["alem"] / med["jaxmarl"],
         "ratio_cpu": cpu_med["alem"] / cpu_med["jaxmarl"],
         "late_return_per_agent": {
-            # ippo: the training return of the last updates; pqn_vdn: the greedy test after training
+            # ippo: the training return of the last updates; value-based: the greedy test after training
             "updates_averaged": last if algo == "ippo" else None,
             "alem": float(np.mean(late["alem"])),
             "jaxmarl": float(np.mean(late["jaxmarl"])),
@@ -415,7 +480,7 @@ def run_benchmark(
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument(
-        "--algo", choices=["ippo", "pqn_vdn"], default="ippo", help="the comparison (default ippo)"
+        "--algo", choices=["ippo", *Q_COMPARISONS], default="ippo", help="the comparison (default ippo)"
     )
     p.add_argument(
         "--jaxmarl-ippo",
@@ -424,7 +489,7 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         required=True,
         help="the JaxMARL baseline script: baselines/IPPO/ippo_ff_mpe.py (ippo) or "
-        "baselines/QLearning/pqn_vdn_ff.py (pqn_vdn) of a JaxMARL checkout",
+        "baselines/QLearning/pqn_vdn_ff.py (pqn_vdn) or vdn_ff.py (vdn) of a JaxMARL checkout",
     )
     p.add_argument(
         "--total-steps",

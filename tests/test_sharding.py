@@ -38,10 +38,12 @@ SCRIPT = textwrap.dedent(
 )
 
 
-def _run_on_four_cpu_devices(script: str, cwd) -> subprocess.CompletedProcess:
-    """Run ``script`` in a fresh interpreter that sees 4 CPU devices; it must succeed."""
+def _run_on_four_cpu_devices(script: str, cwd, *args: str) -> subprocess.CompletedProcess:
+    """Run ``script`` (with ``args``) in a fresh interpreter that sees 4 CPU devices; it must succeed."""
     env = {**os.environ, "JAX_PLATFORMS": "cpu", "XLA_FLAGS": "--xla_force_host_platform_device_count=4"}
-    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=cwd)
+    res = subprocess.run(
+        [sys.executable, "-c", script, *args], capture_output=True, text=True, env=env, cwd=cwd
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     return res
 
@@ -57,13 +59,18 @@ TRAIN_SCRIPT = textwrap.dedent(
     import jax, jax.numpy as jnp, numpy as np
     from jax.sharding import Mesh
     import alem
-    from alem.algos import make_config, make_learner
+    import sys
+    from alem.algos import make_config, make_learner, make_q_config, make_q_learner
     from alem.training import shard_state
 
     assert len(jax.devices()) == 4, jax.devices()
     env = alem.make("iterated_stag_hunt-v0", num_rounds=5)
-    cfg = make_config("mappo", num_envs=8, num_steps=8, num_minibatches=2, total_steps=8 * 8 * 3, hidden=(16,))
-    learner = make_learner(env, cfg)
+    sizes = dict(num_envs=8, num_steps=8, num_minibatches=2, total_steps=8 * 8 * 3, hidden=(16,))
+    if sys.argv[1] == "mappo":
+        learner = make_learner(env, make_config("mappo", **sizes))
+    else:  # the value-based core: replay buffer, target network and QMIX's mixer of the global state
+        env = alem.make("coordination-v0")
+        learner = make_q_learner(env, make_q_config("qmix", **sizes, batch_size=16, learning_starts=8))
     state = jax.vmap(learner.init)(jax.vmap(jax.random.key)(jnp.arange(2)))
     run = jax.jit(jax.vmap(lambda s: learner.run(s, 3)))
     raw = lambda t: jax.tree.map(
@@ -76,12 +83,14 @@ TRAIN_SCRIPT = textwrap.dedent(
     assert len(obs.sharding.device_set) == 4 and obs.sharding.spec[1] == "data", obs.sharding
     for a, b in zip(jax.tree.leaves(jax.device_get(raw(out))), jax.tree.leaves(single), strict=True):
         np.testing.assert_allclose(np.asarray(a, np.float64), np.asarray(b, np.float64), rtol=2e-4, atol=2e-5)
-    print("OK", float(single[1]["policy_loss"].mean()) != 0.0)
+    loss = single[1]["policy_loss" if sys.argv[1] == "mappo" else "q_loss"]
+    print("OK", float(loss[:, -1].mean()) != 0.0)
     """
 )
 
 
-def test_learner_sharded_over_four_devices_matches_one_device(tmp_path):
+@pytest.mark.parametrize("core", ["mappo", "qmix"])  # one learner of each core
+def test_learner_sharded_over_four_devices_matches_one_device(tmp_path, core):
     """The env batch split over a 4-device mesh trains to the same parameters and metrics."""
-    res = _run_on_four_cpu_devices(TRAIN_SCRIPT, tmp_path)
+    res = _run_on_four_cpu_devices(TRAIN_SCRIPT, tmp_path, core)
     assert res.stdout.strip() == "OK True"
