@@ -1,7 +1,8 @@
 """Coordination worlds: MPE (mpe2's particle worlds, :mod:`~alem.envs.coordination.mpe`),
 Level-Based Foraging (:mod:`~alem.envs.coordination.lbf`), Overcooked
-(:mod:`~alem.envs.coordination.overcooked`) and the multi-robot warehouse RWARE
-(:mod:`~alem.envs.coordination.rware`).
+(:mod:`~alem.envs.coordination.overcooked`), the multi-robot warehouse RWARE
+(:mod:`~alem.envs.coordination.rware`) and SMAX, JaxMARL's StarCraft-style unit micromanagement
+(:mod:`~alem.envs.coordination.smax`).
 
 :func:`register` adds their registry ids; entry points are strings, so importing this
 package imports no env module.
@@ -92,9 +93,28 @@ _RWARE = {
     for hard in (False, True)
 }
 
+# SMAX (JaxMARL 0.2.0's maps): map name -> (allies, description); the enemies are JaxMARL's
+# heuristic. Kept in step with alem.envs.coordination.smax.scenarios.SCENARIOS (not imported here).
+_SMAX = {
+    "3m": (3, "3 marines vs 3 marines"),
+    "2s3z": (5, "2 stalkers and 3 zealots per side"),
+    "25m": (25, "25 marines vs 25 marines"),
+    "3s5z": (8, "3 stalkers and 5 zealots per side"),
+    "8m": (8, "8 marines vs 8 marines"),
+    "5m_vs_6m": (5, "5 marines vs 6 marines"),
+    "10m_vs_11m": (10, "10 marines vs 11 marines"),
+    "27m_vs_30m": (27, "27 marines vs 30 marines"),
+    "3s5z_vs_3s6z": (8, "3 stalkers and 5 zealots vs 3 stalkers and 6 zealots"),
+    "3s_vs_5z": (3, "3 stalkers vs 5 zealots"),
+    "6h_vs_8z": (6, "6 hydralisks vs 8 zealots"),
+    "smacv2_5_units": (5, "SMACv2-style 5 vs 5 units of random mirrored types"),
+    "smacv2_10_units": (10, "SMACv2-style 10 vs 10 units of random mirrored types"),
+    "smacv2_20_units": (20, "SMACv2-style 20 vs 20 units of random mirrored types"),
+}
+
 
 def register() -> None:
-    """Register the MPE, LBF, Overcooked and RWARE ids (family ``"coordination"``)."""
+    """Register the MPE, LBF, Overcooked, RWARE and SMAX ids (family ``"coordination"``)."""
     from alem.registry import register
 
     # MPE; continuous actions with continuous_actions=True.
@@ -145,4 +165,15 @@ def register() -> None:
             reference="rware 2.0.0",
             description=f"Multi-robot warehouse: {kwargs['size']}, {kwargs['num_agents']} robots, "
             f"{kwargs['difficulty']} request queue ({rware_id})",
+        )
+    # SMAX (jaxmarl 0.2.0's HeuristicEnemySMAX), one id per map; self_play=True makes both armies agents.
+    for name, (allies, desc) in _SMAX.items():
+        register(
+            f"smax_{name}-v0",
+            "alem.envs.coordination.smax:SMAX",
+            kwargs={"map_name": name},
+            family="coordination",
+            num_agents=allies,
+            reference="jaxmarl 0.2.0 (HeuristicEnemySMAX)",
+            description=f"SMAX {name}: {desc}, against the heuristic enemy",
         )
