@@ -54,7 +54,13 @@ MPE_ADVISORY = (
 )
 
 
+#: SMAX: a dead unit's observation is all zeros (as JaxMARL's); its agent stays in the env.
+SMAX_ADVISORY = ("Observation numpy array is all zeros",)
+
+
 def _advisory(id: str) -> tuple[str, ...]:
+    if id.startswith("smax_"):
+        return SMAX_ADVISORY
     return MPE_ADVISORY if id.startswith("mpe/") else ()
 
 

@@ -32,6 +32,9 @@ from alem.errors import EnvArgumentError
 
 __all__ = ["SMAX", "SmaxParams", "SmaxState", "DEFAULT_MAX_STEPS", "MOVE_VECTORS"]
 
+#: Units beyond the map edge the observation box allows (SMACv2 starts: at most 2, plus a push).
+_POS_MARGIN = 8.0
+
 #: JaxMARL's default ``max_steps``.
 DEFAULT_MAX_STEPS = 100
 
@@ -253,8 +256,11 @@ class SMAX(MultiAgentEnv[SmaxState, SmaxParams]):
 
     def _one_obs_space(self) -> spaces.Box:
         other = [0, -1, -1, -1, -1, 0, 0] + [0] * NUM_UNIT_TYPES, [1] * (7 + NUM_UNIT_TYPES)
-        # Own position: units may start (SMACv2) or be pushed a little beyond the map edge.
-        own = [0, -np.inf, -np.inf, 0] + [0] * NUM_UNIT_TYPES, [1, np.inf, np.inf, 1] + [1] * NUM_UNIT_TYPES
+        # Own position, a fraction of the map: moves are clipped to the map, but SMACv2 surround
+        # starts lie up to 2 units outside it and overlapping bodies are pushed apart, so the
+        # box leaves a margin of _POS_MARGIN units on every side.
+        lo, hi = -_POS_MARGIN / min(self._bounds), 1 + _POS_MARGIN / min(self._bounds)
+        own = [0, lo, lo, 0] + [0] * NUM_UNIT_TYPES, [1, hi, hi, 1] + [1] * NUM_UNIT_TYPES
         low = np.concatenate([np.tile(other[0], self.num_units - 1), own[0]])
         high = np.concatenate([np.tile(other[1], self.num_units - 1), own[1]])
         return spaces.Box(low, high)
