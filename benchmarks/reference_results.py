@@ -385,7 +385,14 @@ def summarize(records: Sequence[Mapping[str, Any]], reps: int = BOOTSTRAP_REPS) 
     tasks += sorted({r["task"] for r in records} - set(tasks))
     algos = [a for a in ALGOS if any(r["algo"] == a for r in records)]
     algos += sorted({r["algo"] for r in records} - set(algos))
-    out: dict[str, Any] = {"tasks": tasks, "algos": algos, "bootstrap_reps": reps, "per_task": {}}
+    common = [t for t in tasks if all(any(r["algo"] == a and r["task"] == t for r in records) for a in algos)]
+    out: dict[str, Any] = {
+        "tasks": tasks,
+        "algos": algos,
+        "aggregate_tasks": common,
+        "bootstrap_reps": reps,
+        "per_task": {},
+    }
     for metric in ("final", "absolute"):
         key = f"{metric}_return_per_seed"
         per_task = {}
@@ -393,11 +400,12 @@ def summarize(records: Sequence[Mapping[str, Any]], reps: int = BOOTSTRAP_REPS) 
             have = [a for a in algos if any(r["algo"] == a and r["task"] == t for r in records)]
             per_task[t] = iqm_with_ci({a: _score_matrix(records, a, [t], key) for a in have}, reps)
         out["per_task"][metric] = per_task
-        complete = [
-            a for a in algos if all(any(r["algo"] == a and r["task"] == t for r in records) for t in tasks)
-        ]
-        norm = normalise([r for r in records if r["algo"] in complete], key)
-        scores = {a: np.asarray([norm[(a, t)] for t in tasks], dtype=float).T for a in complete}
+        # The aggregate spans the tasks every algorithm ran (a task that only some ran, e.g.
+        # one added later, is in the per-task table but not here), so all algorithms compare.
+        norm = normalise([r for r in records if r["task"] in common], key)
+        scores = (
+            {a: np.asarray([norm[(a, t)] for t in common], dtype=float).T for a in algos} if common else {}
+        )
         out[f"{metric}_normalised_iqm"] = iqm_with_ci(scores, reps) if scores else {}
         out[f"{metric}_probability_of_improvement"] = (
             probability_of_improvement(scores, reps) if len(scores) > 1 else {}
@@ -434,7 +442,8 @@ def table_md(summary: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -
             )
     lines += [
         "",
-        "Over all tasks (per-task min-max normalised over every algorithm's seeds), IQM [95% CI]:",
+        f"Over the tasks every algorithm ran ({', '.join(summary.get('aggregate_tasks', summary['tasks']))}; "
+        "per-task min-max normalised over every algorithm's seeds), IQM [95% CI]:",
         "",
         "| algorithm | absolute | final |",
         "|---|---|---|",
