@@ -1,10 +1,9 @@
-"""The ids the per-id contract sweeps run (tests/test_conformance.py, the PettingZoo API sweep).
+"""The ids the per-id sweeps run (tests/test_smoke.py, tests/test_conformance.py, the PettingZoo API sweep).
 
 Every registered id, except that a family of many maps over one code path is represented by a
 few of them: SMAX's 14 maps differ only in their armies, so the sweeps take a fixed map, the one
-with most unit types and a SMACv2 draw. Every SMAX map still compiles and steps in the default
-smoke test (tests/test_smoke.py) and is checked step for step against JaxMARL on every map in
-tests/envs/coordination/test_smax.py.
+with most unit types and a SMACv2 draw. Every SMAX map is compiled, stepped and checked step
+for step against JaxMARL in tests/envs/coordination/test_smax.py (exhaustive tier).
 """
 
 from __future__ import annotations

@@ -273,6 +273,7 @@ def ttt_window():
     raise AssertionError("no game ended by the opponent in the rollout")
 
 
+@pytest.mark.exhaustive  # two compiles (a rollout and the windowed loss)
 def test_replay_in_turn_based_games_passes_rewards_through_the_opponents_turn(ttt_window):
     seq, i, loss = ttt_window
     base = float(loss(seq))
@@ -284,6 +285,7 @@ def test_replay_in_turn_based_games_passes_rewards_through_the_opponents_turn(tt
     assert float(loss(other)) == pytest.approx(base, rel=1e-6)
 
 
+@pytest.mark.exhaustive  # two GRU compiles
 def test_recurrent_replay_does_not_train_on_its_burn_in_steps():
     env = alem.make("coordination-v0")
     cfg = make_q_config("vdn", **TINY, recurrent=8, sequence_length=4, burn_in=1)

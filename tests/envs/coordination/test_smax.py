@@ -226,6 +226,7 @@ def compare(env: SMAX, seed: int, episodes: int, steps: int) -> dict:
 
 
 # ------------------------------------------------------------------------------ default tier
+@pytest.mark.exhaustive  # the default run's budget; every map's lock-step sweep is exhaustive too
 @needs_jaxmarl
 def test_3m_lockstep_with_jaxmarl():
     env = alem.make("smax_3m-v0")
