@@ -110,6 +110,11 @@ class MultiAgentEnv(Generic[TState, TParams]):
     continuous_actions: bool = False
     #: Version of the dynamics; a change of dynamics bumps it (and the registry id).
     version: ClassVar[int] = 0
+    #: Names of bool ``info`` entries (``[]`` per env) that say how an episode ended, read on its
+    #: last step: SMAX's ``won``, ``lost``, ``draw``, ``timeout``. :class:`~alem.wrappers.EpisodeStats`
+    #: counts them per finished episode, and training and evaluation report their rates
+    #: (``won_rate``: the share of finished episodes that were won).
+    outcomes: ClassVar[tuple[str, ...]] = ()
 
     #: Registry id (``"name-vN"``) once made by :func:`alem.make`, else the class name.
     id: str

@@ -20,6 +20,9 @@ Metric arrays (sums are there so chunks can be aggregated exactly):
 - ``episode_return``: float32 ``[N]``, mean episode return per agent (NaN if none finished).
 - ``episode_length``: float32 ``[]``, mean episode length (NaN if none finished).
 - ``illegal_actions``: int32 ``[]``, agent-steps flagged in ``info["illegal_action"]``.
+- ``outcome_<name>``: int32 ``[]`` for each of the env's ``outcomes`` (SMAX: ``outcome_won``),
+  finished episodes that ended so; ``<name>_rate``: their share of the finished episodes (NaN if
+  none finished).
 - ``env_steps``: int32 ``[]``, ``num_envs * num_steps``.
 """
 
@@ -31,6 +34,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, Bool, Int, PRNGKeyArray
 
 from alem import struct
@@ -46,6 +50,8 @@ __all__ = [
     "random_actions",
     "episode_totals",
     "summarize",
+    "OUTCOME_PREFIX",
+    "outcome_rates",
 ]
 
 
@@ -144,8 +150,9 @@ class Rollout:
 def episode_totals(info: dict[str, jax.Array]) -> dict[str, jax.Array]:
     """Sums over a batch of envs of the episodes that ended at this step (:class:`EpisodeStats` info).
 
-    ``episodes`` (int32), ``return_sum`` (float32 ``[N]``), ``length_sum`` (float32) and
-    ``illegal_actions`` (int32, agent-steps); sums, so steps and chunks add up exactly.
+    ``episodes`` (int32), ``return_sum`` (float32 ``[N]``), ``length_sum`` (float32),
+    ``illegal_actions`` (int32, agent-steps) and an ``outcome_<name>`` count (int32) per outcome
+    the env declares; sums, so steps and chunks add up exactly.
     """
     w = info["episode_done"].astype(jnp.float32)  # [E]
     return {
@@ -153,6 +160,24 @@ def episode_totals(info: dict[str, jax.Array]) -> dict[str, jax.Array]:
         "return_sum": (info["episode_return"] * w[:, None]).sum(axis=0),
         "length_sum": (info["episode_length"].astype(jnp.float32) * w).sum(),
         "illegal_actions": info["illegal_action"].sum(dtype=jnp.int32),
+        **{OUTCOME_PREFIX + k: v.sum(dtype=jnp.int32) for k, v in info.get("episode_outcomes", {}).items()},
+    }
+
+
+#: Prefix of the outcome counts in :func:`episode_totals` (``outcome_won``).
+OUTCOME_PREFIX = "outcome_"
+
+
+def outcome_rates(totals: dict[str, Any], episodes: Any) -> dict[str, Any]:
+    """``{"<name>_rate": count / episodes}`` for each ``outcome_<name>`` count of ``totals``
+    (NumPy or JAX arrays, any leading axes); NaN where no episode finished."""
+    xp = jnp if any(isinstance(v, jax.Array) for v in totals.values()) else np
+    some = episodes > 0
+    denom = xp.maximum(episodes, 1)
+    return {
+        k[len(OUTCOME_PREFIX) :] + "_rate": xp.where(some, v / denom, xp.nan)
+        for k, v in totals.items()
+        if k.startswith(OUTCOME_PREFIX)
     }
 
 
@@ -165,6 +190,7 @@ def summarize(totals: dict[str, jax.Array], env_steps: int | jax.Array) -> dict[
         **totals,
         "episode_return": jnp.where(some, totals["return_sum"] / denom, jnp.nan),
         "episode_length": jnp.where(some, totals["length_sum"] / denom, jnp.nan),
+        **outcome_rates(totals, episodes),
         "env_steps": jnp.asarray(env_steps, jnp.int32),
     }
 

@@ -176,7 +176,9 @@ def plan(cfg: DictConfig, env: alem.MultiAgentEnv) -> Plan:
         raise ConfigError(f"wandb.mode must be one of {list(WANDB_MODES)}, got {mode!r}")
     if cfg.get("logger", "none") not in LOGGERS:
         raise ConfigError(f"logger must be one of {list(LOGGERS)}, got {cfg.get('logger')!r}")
-    require_positive_int(cfg.get("stop_after_chunks"), "stop_after_chunks", error=ConfigError, allow_none=True)
+    require_positive_int(
+        cfg.get("stop_after_chunks"), "stop_after_chunks", error=ConfigError, allow_none=True
+    )
     p = _plan_random(cfg, env) if algo_name == "random" else _plan_learner(cfg, env)
     _check_memory(p, env)
     return p
@@ -241,6 +243,10 @@ def _header(env: alem.MultiAgentEnv, p: Plan) -> str:
 
 
 # ---------------------------------------------------------------------------- stage 5: results
+def _percent(x: float | None) -> str:
+    return "n/a" if x is None or not math.isfinite(x) else f"{x:.1%}"
+
+
 def _results(env: alem.MultiAgentEnv, p: Plan, r: TrainResult, resuming: bool) -> dict[str, Any]:
     """The learner's part of ``results.json``: run size and timing, and per learner kind either
     the episode statistics (random) or the final evaluation (PPO)."""
@@ -289,6 +295,14 @@ def _results(env: alem.MultiAgentEnv, p: Plan, r: TrainResult, resuming: bool) -
         f"  random policy      {np.nanmean(random_ret):.4g}  per agent {np.round(np.nanmean(random_ret, 0), 3).tolist()}",
         flush=True,
     )
+    rates = [
+        k[len("trained_") : -len("_mean")]
+        for k in evaluation
+        if k.startswith("trained_") and k.endswith("_rate_mean")
+    ]
+    for name in rates:  # the env's episode outcomes (SMAX: won_rate, ...)
+        trained_rate, random_rate = (evaluation[f"{who}_{name}_mean"] for who in ("trained", "random"))
+        print(f"  {name}: trained {_percent(trained_rate)}, random {_percent(random_rate)}", flush=True)
     return {
         **out,
         "learner": dataclasses.asdict(p.lcfg),

@@ -29,6 +29,7 @@ TARGETS = {
     ("pathfinding-pool", "pogema"): 30.0,
     ("pathfinding-generated", "pogema"): 10.0,
     ("train", "jaxmarl"): 1.3,
+    ("smax", "jaxmarl"): 1.5,
 }
 
 #: reference -> (module to find, what to pip install) for the "not installed" reasons.
@@ -79,6 +80,7 @@ def _short(env_id: str) -> str:
 
 GAMES = ("tic_tac_toe-v0", "connect_four-v0", "kuhn_poker-v0", "leduc_holdem-v0")
 BIG = (65536, 1 << 20)
+SMAX_IDS = ("smax_2s3z-v0", "smax_smacv2_10_units-v0")
 
 #: mode -> the comparisons of a run in that mode, in order.
 TABLES: dict[str, list[Spec]] = {
@@ -122,6 +124,7 @@ TABLES: dict[str, list[Spec]] = {
                 Spec("python_ref", "mpe", e, "mpe2", (8192,), 128, 3, ref_n=64),
             )
         ),
+        *(Spec("throughput", "smax", e, "jaxmarl", (1, 1024, 16384), 128) for e in SMAX_IDS),
         Spec("python_ref", "lbf", "lbf-v0", "lbforaging", (16384,), 128, 3, ref_n=64),
         Spec("pogema", "pathfinding-pool", "", "pogema", (1024,), 128, map_pool=64),
         Spec("pogema", "pathfinding-generated", "", "pogema", (1024,), 128),

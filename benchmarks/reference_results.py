@@ -198,13 +198,13 @@ def train_cell(task: Mapping[str, Any], algo: str) -> dict[str, Any]:
     state = jax.jit(jax.vmap(learner.init))(keys)
     chunk = jax.jit(jax.vmap(lambda st: learner.run(st, interval)))
     evaluate = policy_evaluator(env, learner, task["eval_steps"])
-    steps, returns, per_agent, episodes, chunk_s = [], [], [], [], []
+    steps, returns, per_agent, episodes, chunk_s, outcomes = [], [], [], [], [], []
     best = BestCheckpoint(state.params, num_seeds)
     for i in range(num_chunks + 1):
         t = time.perf_counter()
         if i:
             state, _ = chunk(state)
-        ep, ret = evaluate(eval_keys(keys, i + 1), state.params)  # waits for the chunk
+        ep, ret, rates = evaluate(eval_keys(keys, i + 1), state.params)  # waits for the chunk
         chunk_s.append(time.perf_counter() - t)
         team = team_return(ret)
         best.update(i, state.params, team)
@@ -212,20 +212,33 @@ def train_cell(task: Mapping[str, Any], algo: str) -> dict[str, Any]:
         returns.append(team)
         per_agent.append(ret)
         episodes.append(ep)
+        outcomes.append(rates)
+        won = f" | won {np.nanmean(rates['won_rate']):.0%}" if "won_rate" in rates else ""
         print(
             f"  {task['name']}/{algo}: checkpoint {i}/{num_chunks} at {steps[-1]:,} env steps per seed | "
-            f"return {np.nanmean(team):.4g} | {chunk_s[-1]:.1f} s",
+            f"return {np.nanmean(team):.4g}{won} | {chunk_s[-1]:.1f} s",
             flush=True,
         )
     train_s = time.perf_counter() - t0
 
     t = time.perf_counter()
     absolute = policy_evaluator(env, learner, absolute_steps)
-    abs_episodes, abs_ret = absolute(eval_keys(keys, 10**6), best.params)
+    abs_episodes, abs_ret, abs_rates = absolute(eval_keys(keys, 10**6), best.params)
     # The final policy and the random policy with the same 10x evaluation (alem.train's final evaluation).
     final10 = final_evaluation(env, learner, state, keys, absolute_steps, evaluate=absolute)
     eval_s = time.perf_counter() - t
     returns_arr = np.asarray(returns)  # [C, S]
+    # The env's episode outcomes (SMAX: won_rate, ...), as the returns: per checkpoint, final, absolute.
+    rates = {
+        name: {
+            f"checkpoint_{name}_per_seed": _floats(np.asarray([o[name] for o in outcomes]).T),  # [S, C]
+            f"final_{name}_per_seed": _floats(outcomes[-1][name]),
+            f"absolute_{name}_per_seed": _floats(abs_rates[name]),
+            f"final_policy_10x_{name}_per_seed": final10[f"trained_{name}_per_seed"],
+            f"random_{name}_mean": final10[f"random_{name}_mean"],
+        }
+        for name in outcomes[-1]
+    }
     return {
         "task": task["name"],
         "env_id": env.id,
@@ -247,6 +260,7 @@ def train_cell(task: Mapping[str, Any], algo: str) -> dict[str, Any]:
         "absolute_episodes_per_seed": np.asarray(abs_episodes).tolist(),
         "final_policy_10x_return_per_seed": _floats(team_return(final10["trained_return_per_seed"])),
         "random_return_per_seed": _floats(team_return(final10["random_return_per_seed"])),
+        **{k: v for block in rates.values() for k, v in block.items()},
         "eval_steps": task["eval_steps"],
         "absolute_eval_steps": absolute_steps,
         "eval_envs": lcfg.num_envs,
@@ -410,7 +424,24 @@ def summarize(records: Sequence[Mapping[str, Any]], reps: int = BOOTSTRAP_REPS) 
         out[f"{metric}_probability_of_improvement"] = (
             probability_of_improvement(scores, reps) if len(scores) > 1 else {}
         )
+    # Win rates, for the tasks whose env reports a won outcome (SMAX): per task, IQM and CI.
+    won = {t: [a for a in algos if _has(records, a, t, "final_won_rate_per_seed")] for t in tasks}
+    if any(won.values()):
+        out["per_task_won_rate"] = {
+            metric: {
+                t: iqm_with_ci(
+                    {a: _score_matrix(records, a, [t], f"{metric}_won_rate_per_seed") for a in have}, reps
+                )
+                for t, have in won.items()
+                if have
+            }
+            for metric in ("final", "absolute")
+        }
     return out
+
+
+def _has(records: Sequence[Mapping[str, Any]], algo: str, task: str, key: str) -> bool:
+    return any(r["algo"] == algo and r["task"] == task and key in r for r in records)
 
 
 def _fmt_ci(d: Mapping[str, float] | None, digits: int = 2) -> str:
@@ -440,6 +471,22 @@ def table_md(summary: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -
                 f"{_fmt_ci(summary['per_task']['absolute'][t].get(a))} | "
                 f"{_fmt_ci(summary['per_task']['final'][t].get(a))} | {f'{np.mean(rnd):.2f}' if rnd else '-'} |"
             )
+    if summary.get("per_task_won_rate"):
+        lines += [
+            "",
+            "Win rates (the share of evaluation episodes the env reports as won), IQM [95% CI] over seeds:",
+            "",
+            "| task | algorithm | absolute win rate | final win rate | random policy (mean) |",
+            "|---|---|---|---|---|",
+        ]
+        for t, per_algo in summary["per_task_won_rate"]["final"].items():
+            for a in per_algo:
+                r = next(x for x in records if x["task"] == t and x["algo"] == a)
+                rnd = r.get("random_won_rate_mean")
+                lines.append(
+                    f"| {r['env_id']} | {a} | {_fmt_ci(summary['per_task_won_rate']['absolute'][t].get(a))} | "
+                    f"{_fmt_ci(per_algo.get(a))} | {'-' if rnd is None else f'{rnd:.2f}'} |"
+                )
     lines += [
         "",
         f"Over the tasks every algorithm ran ({', '.join(summary.get('aggregate_tasks', summary['tasks']))}; "

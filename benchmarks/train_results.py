@@ -151,7 +151,7 @@ def score_sparse(out: Path, group: str, env_id: str, algo: str, dry_run: bool) -
     learner = loaded[0][0]
     params = jax.tree.map(lambda *x: jnp.stack(x), *(p for _, p in loaded))
     keys = jax.vmap(jax.random.key)(jnp.arange(seeds) + 10_000)
-    episodes, ret = policy_evaluator(env, learner, OVERCOOKED_EVAL)(keys, params)
+    episodes, ret, _ = policy_evaluator(env, learner, OVERCOOKED_EVAL)(keys, params)
     per_seed = np.asarray(ret).mean(1)  # the cooks share the sparse reward
     row = {
         "env_id": env_id,

@@ -286,7 +286,7 @@ def prepare_alem_q(jcfg: dict[str, Any], seeds: int, algo: str) -> tuple[Callabl
     eval_keys = jax.vmap(jax.random.key)(jnp.arange(seeds) + 1000)
 
     def greedy_return(out: Any, last: int) -> list[float]:
-        _, ret = evaluate(eval_keys, out[0].params)
+        ret = evaluate(eval_keys, out[0].params).returns
         return [float(x) for x in np.nanmean(ret, -1)]
 
     return (lambda: compiled(keys)), compile_s, greedy_return

@@ -9,7 +9,7 @@
 calls :func:`train`; use :func:`train` directly to drive a learner of your own.
 """
 
-from alem.training.evaluation import eval_keys, final_evaluation, policy_evaluator
+from alem.training.evaluation import Evaluation, eval_keys, final_evaluation, policy_evaluator
 from alem.training.loop import (
     ChunkStats,
     Schedule,
@@ -36,6 +36,7 @@ __all__ = [
     "final_evaluation",
     "mean_return",
     "policy_evaluator",
+    "Evaluation",
     "seed_keys",
     "shard_state",
     "train",

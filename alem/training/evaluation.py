@@ -4,24 +4,32 @@ evaluator to score many snapshots (benchmarks, notebooks)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import numpy as np
 
 from alem.json_values import jsonable
-from alem.rollout import random_rollout
+from alem.rollout import OUTCOME_PREFIX, outcome_rates, random_rollout
 from alem.training.loop import mean_return
 
-__all__ = ["policy_evaluator", "eval_keys", "final_evaluation"]
+__all__ = ["Evaluation", "policy_evaluator", "eval_keys", "final_evaluation"]
 
 
-def policy_evaluator(
-    env, learner, num_steps: int
-) -> Callable[[jax.Array, Any], tuple[np.ndarray, np.ndarray]]:
+class Evaluation(NamedTuple):
+    """What a :func:`policy_evaluator` returns, per seed."""
+
+    episodes: np.ndarray  # [S] episodes that ended
+    returns: np.ndarray  # [S, N] mean return per agent (NaN where none ended)
+    outcomes: dict[str, np.ndarray]  # "<outcome>_rate" -> [S] (the env's ``outcomes``; often empty)
+
+
+def policy_evaluator(env, learner, num_steps: int) -> Callable[[jax.Array, Any], Evaluation]:
     """A compiled evaluation of seed-batched learner parameters (compiled once, called many times).
 
-    Returns ``evaluate(keys, params) -> (episodes [S], mean return per agent [S, N])``: for each
+    Returns ``evaluate(keys, params) -> Evaluation(episodes [S], returns [S, N], outcomes)``, the
+    returns the mean return per agent and ``outcomes`` the rates of the env's episode outcomes
+    (SMAX: ``won_rate``, ...): for each
     seed, ``learner.cfg.num_envs`` fresh envs run the learner's evaluation policy
     (``learner.evaluation_rollout``: PPO's stochastic policy, a Q-learner's greedy one) with ``params`` for
     ``num_steps`` steps, rounded up to whole rollouts of ``learner.cfg.num_steps``; the mean is over
@@ -38,13 +46,16 @@ def policy_evaluator(
             return s, stats
 
         _, m = jax.lax.scan(one_rollout, st, None, length=rounds)
-        return m["episodes"].sum(), m["return_sum"].sum(0)
+        counts = {k: v.sum(0) for k, v in m.items() if k.startswith(OUTCOME_PREFIX)}
+        return m["episodes"].sum(), m["return_sum"].sum(0), counts
 
     batched = jax.jit(jax.vmap(one_seed))
 
-    def evaluate(keys: jax.Array, params: Any) -> tuple[np.ndarray, np.ndarray]:
-        episodes, return_sum = jax.device_get(batched(keys, params))
-        return np.asarray(episodes), mean_return(np.asarray(return_sum), np.asarray(episodes))
+    def evaluate(keys: jax.Array, params: Any) -> Evaluation:
+        episodes, return_sum, counts = jax.device_get(batched(keys, params))
+        episodes = np.asarray(episodes)
+        counts = {k: np.asarray(v) for k, v in counts.items()}
+        return Evaluation(episodes, mean_return(np.asarray(return_sum), episodes), outcome_rates(counts, episodes))
 
     return evaluate
 
@@ -63,14 +74,19 @@ def final_evaluation(env, learner, state, keys, num_steps: int, evaluate=None) -
     rounds = -(-num_steps // learner.cfg.num_steps)
     keys = eval_keys(keys)
     evaluate = evaluate or policy_evaluator(env, learner, num_steps)
-    episodes, trained = evaluate(keys, jax.device_get(state.params))
+    episodes, trained, outcomes = evaluate(keys, jax.device_get(state.params))
     rollout = random_rollout(env, learner.cfg.num_envs, rounds * learner.cfg.num_steps)
     rnd = jax.device_get(jax.jit(jax.vmap(lambda k: rollout(k, env.default_params)[1]))(keys))
     random_ret = mean_return(rnd["return_sum"], rnd["episodes"])
-    return {
+    out = {
         "episodes_per_seed": int(np.min(episodes)),
         "trained_return_per_seed": jsonable(trained),
         "random_return_per_seed": jsonable(random_ret),
         "trained_return_mean": jsonable(np.nanmean(trained)),
         "random_return_mean": jsonable(np.nanmean(random_ret)),
     }
+    for name, rate in outcomes.items():  # the env's episode outcomes (SMAX: won_rate, ...)
+        out[f"trained_{name}_per_seed"] = jsonable(rate)
+        out[f"trained_{name}_mean"] = jsonable(np.nanmean(rate) if np.isfinite(rate).any() else np.nan)
+        out[f"random_{name}_mean"] = jsonable(np.nanmean(np.asarray(rnd[name])))
+    return out

@@ -6,7 +6,8 @@ A learner is anything with (the :class:`Trainable` protocol)
 - ``run(state, num_updates) -> (state, metrics)``, pure and jittable, whose ``metrics`` have a
   leading ``[num_updates]`` axis and hold at least the episode sums of
   :func:`alem.rollout.episode_totals` (``episodes``, ``return_sum``, ``length_sum``,
-  ``illegal_actions``); other float entries (losses) are averaged into the metrics rows
+  ``illegal_actions``, and an ``outcome_<name>`` count per outcome the env declares); other
+  float entries (losses) are averaged into the metrics rows
   (NaN entries, for updates where a metric is undefined, are left out of the average),
 
 plus a ``name``. The PPO core (:class:`alem.algos.Learner`) and the random baseline
@@ -30,6 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from alem.errors import CheckpointError, TrainingDiverged, TrainingInterrupted
+from alem.rollout import OUTCOME_PREFIX, outcome_rates
 
 __all__ = [
     "Trainable",
@@ -97,6 +99,9 @@ class ChunkStats:
     episode_length: np.ndarray  # [S] mean length (NaN: none ended)
     illegal_actions: np.ndarray  # [S] agent-steps flagged illegal
     losses: dict[str, np.ndarray]  # name -> [S], means over the chunk's updates
+    #: "<outcome>_rate" -> [S], share of the chunk's finished episodes that ended so (NaN: none
+    #: ended), for each of the env's ``outcomes`` (SMAX: ``won_rate``, ...); empty for most envs.
+    outcomes: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
 
     @property
     def update(self) -> int:
@@ -125,7 +130,7 @@ class TrainResult:
     state: Any  # the seed-vmapped learner state after the last chunk
     keys: jax.Array  # [S] the seeds' keys
     start_chunk: int  # chunks restored from a checkpoint (0 for a fresh run)
-    totals: dict[str, np.ndarray]  # EPISODE_SUMS summed over the chunks this process ran
+    totals: dict[str, np.ndarray]  # EPISODE_SUMS and outcome counts summed over the chunks this process ran
     wall_s: float
     first_chunk_s: float | None
 
@@ -177,6 +182,7 @@ def _chunk_stats(chunk: int, schedule: Schedule, seconds: float, first: bool, m:
             for k, v in m.items()
             if k not in EPISODE_SUMS and np.issubdtype(np.asarray(v).dtype, np.floating)
         }
+    counts = {k: np.asarray(v).sum(1) for k, v in m.items() if k.startswith(OUTCOME_PREFIX)}
     return ChunkStats(
         chunk=chunk,
         schedule=schedule,
@@ -187,6 +193,7 @@ def _chunk_stats(chunk: int, schedule: Schedule, seconds: float, first: bool, m:
         episode_length=length,
         illegal_actions=np.asarray(m["illegal_actions"]).reshape(schedule.num_seeds, -1).sum(1),
         losses=losses,
+        outcomes=outcome_rates(counts, episodes),
     )
 
 
@@ -262,8 +269,8 @@ def train(
             first_chunk_s = time.perf_counter() - t_start
         _check_finite(m, i, schedule, checkpoint_dir if checkpointed else None)
         stats = _chunk_stats(i, schedule, time.perf_counter() - t0, i == start, m)
-        for k in EPISODE_SUMS:
-            totals[k] = totals[k] + np.asarray(m[k]).sum(1)
+        for k in (*EPISODE_SUMS, *(k for k in m if k.startswith(OUTCOME_PREFIX))):
+            totals[k] = totals.get(k, 0) + np.asarray(m[k]).sum(1)
         for sink in sinks:
             sink.chunk(stats)
         if checkpointed:

@@ -58,6 +58,9 @@ class ConsoleProgress:
         bar = "#" * filled + "-" * (self.width - filled)
         ret = s.seed_return
         ret_txt = f"{np.nanmean(ret):.4g}" if np.isfinite(ret).any() else "n/a"
+        won = s.outcomes.get("won_rate")
+        if won is not None and np.isfinite(won).any():
+            ret_txt += f" | won {np.nanmean(won):.0%}"
         print(
             f"[chunk {s.chunk + 1}/{n}] {bar} {100 * (s.chunk + 1) / n:3.0f}% | "
             f"env-steps {s.env_steps:,}/{s.schedule.env_steps:,} per seed | "
@@ -119,6 +122,7 @@ class JsonlMetrics:
                     "episode_return_per_agent": jsonable(s.episode_return[i]),
                     "episode_length": jsonable(s.episode_length[i]),
                     "illegal_actions": int(s.illegal_actions[i]),
+                    **{k: jsonable(v[i]) for k, v in s.outcomes.items()},
                     **{k: float(v[i]) for k, v in s.losses.items()},
                     "steps_per_s": s.steps_per_s,
                 }
@@ -183,6 +187,9 @@ class WandbSink:
             log["episode_length"] = float(np.nanmean(s.episode_length))
         for seed, ret in zip(s.schedule.seeds, s.seed_return, strict=True):  # vmapped seeds' own curves
             log[f"seed{seed}/episode_return"] = float(ret)
+        for k, v in s.outcomes.items():
+            if np.isfinite(v).any():
+                log[k] = float(np.nanmean(v))
         for k, v in s.losses.items():
             log[k] = float(np.mean(v))
         self.run.log(log, step=s.env_steps)

@@ -26,8 +26,10 @@ class EpisodeStats(Wrapper):
 
     ``info`` gains ``episode_return`` (float32 ``[N]``), ``episode_length``
     (int32 ``[]``, env steps: plies in a turn-based game),
-    ``episode_decisions`` (int32 ``[N]``, how often each agent acted) and
-    ``episode_done`` (bool ``[]``). The ``episode_*`` values are those of the
+    ``episode_decisions`` (int32 ``[N]``, how often each agent acted),
+    ``episode_done`` (bool ``[]``) and ``episode_outcomes`` (``{name: bool []}`` for each of
+    the env's ``outcomes``: that info entry on the step an episode ended, False on the other
+    steps; an empty dict when the env declares none). The ``episode_*`` values are those of the
     most recently finished episode, so they can be averaged with
     ``episode_done`` as weight. Rewards count for every agent on every step,
     acting or not, so terminal payoffs in turn-based games reach both players.
@@ -49,6 +51,7 @@ class EpisodeStats(Wrapper):
             "episode_length": stats.last_length,
             "episode_decisions": stats.last_decisions,
             "episode_done": done,
+            "episode_outcomes": {k: jnp.asarray(ts.info[k], bool) & done for k in self.outcomes},
         }
 
     def reset(self, key, params=None):

@@ -25,6 +25,13 @@ gets the no-op, so every agent's action is legal. Rewards are summed over the ag
 left out), as alem sums every agent's reward. JaxMARL's observation (its "v0 belief" encoding, 658
 floats for the full game, as alem's ``card_knowledge``) is computed for both players each step,
 and its auto-reset computes a fresh game (deck shuffle and observation) every step, as for MPE.
+
+SMAX (``smax_<map>-v0``; JaxMARL's ``HeuristicEnemySMAX`` on the same map with the alem env's
+options, ``smax_kwargs``): every ally draws uniformly among its available actions
+(``get_avail_actions``, alem's ``random_legal_actions`` for the batch, as alem's rollout samples its
+action mask); the heuristic enemy moves inside each env's step. JaxMARL computes a fresh episode
+(unit placement, SMACv2 unit draws) every step for its auto-reset; alem's ``BatchedAutoReset`` only
+for the envs that ended. Self-play SMAX is not compared.
 """
 
 from __future__ import annotations
@@ -57,6 +64,9 @@ OVERCOOKED = {
     "overcooked_counter_circuit-v0": "counter_circuit",
 }
 
+#: alem SMAX ids: JaxMARL's ``HeuristicEnemySMAX`` on the same map, built with the alem env's options.
+SMAX_PREFIX = "smax_"
+
 #: alem Hanabi ids: JaxMARL's ``hanabi`` built with the alem env's configuration.
 HANABI = ("hanabi-v0", "hanabi_small-v0", "hanabi_very_small-v0")
 
@@ -71,6 +81,25 @@ def hanabi_kwargs(env: Any) -> dict[str, Any]:
         "max_info_tokens": env.max_info,
         "max_life_tokens": env.max_life,
         "num_cards_of_rank": [int(c) for c in env.copies],
+    }
+
+
+def smax_kwargs(env: Any) -> dict[str, Any]:
+    """``HeuristicEnemySMAX(**kwargs)`` / ``SMAX(**kwargs)`` arguments matching an alem SMAX env
+    (the map and every option the two share; the enemy's options are the caller's)."""
+    from jaxmarl.environments.smax import map_name_to_scenario
+
+    p = env.default_params
+    return {
+        "scenario": map_name_to_scenario(env.scenario.name),
+        "walls_cause_death": env.walls_cause_death,
+        "see_enemy_actions": env.see_enemy_actions,
+        "max_steps": int(p.max_steps),
+        "won_battle_bonus": float(p.won_battle_bonus),
+        "world_steps_per_env_step": env.world_ticks,
+        "time_per_step": env.tick_seconds,
+        "map_width": env.map_width,
+        "map_height": env.map_height,
     }
 
 
@@ -104,14 +133,40 @@ def legal_move_sampler(env: Any):
     return draw
 
 
+def avail_action_sampler(env: Any):
+    """``draw(key, states) -> {agent: int32 [N]}`` for a batch of JaxMARL states of an env with
+    ``get_avail_actions`` (SMAX): every agent draws uniformly among its available actions, the
+    whole batch in one call of alem's ``random_legal_actions`` (what alem's rollout does)."""
+    import jax
+    import jax.numpy as jnp
+
+    from alem.rollout import random_legal_actions
+
+    agents = list(env.agents)
+    avail = jax.vmap(env.get_avail_actions)
+
+    def draw(key, states):
+        masks = avail(states)
+        acts = random_legal_actions(key, jnp.stack([masks[a] for a in agents], axis=1) > 0)  # [N, A]
+        return {a: acts[:, i] for i, a in enumerate(agents)}
+
+    return draw
+
+
 def build_jaxmarl_rollout(
-    jaxmarl_id: str, num_envs: int, num_steps: int, legal_moves: bool = False, **kwargs: Any
+    jaxmarl_id: str,
+    num_envs: int,
+    num_steps: int,
+    legal_moves: bool = False,
+    avail_actions: bool = False,
+    **kwargs: Any,
 ):
     """Jitted ``run(key) -> (total_reward, final_state, final_obs)`` of ``num_envs`` JaxMARL envs.
 
     ``legal_moves=True`` (turn-based games with a no-op for the waiting players, e.g. Hanabi): one
     uniformly random legal move per env from ``env.get_legal_moves`` for the player to move, the
-    no-op (the last action) for the others; else every agent draws uniformly from its whole space.
+    no-op (the last action) for the others. ``avail_actions=True`` (SMAX): each agent's move is
+    uniform among ``env.get_avail_actions``. Else every agent draws uniformly from its whole space.
     """
     import jax
     import jax.numpy as jnp
@@ -125,6 +180,8 @@ def build_jaxmarl_rollout(
 
     if legal_moves:
         draw = legal_move_sampler(env)
+    elif avail_actions:
+        draw = avail_action_sampler(env)
     else:
 
         def draw(key, state):
@@ -165,8 +222,12 @@ def make_references(bench: Any) -> list:
             return None
         if env_id in OVERCOOKED:
             return None if jaxmarl_available() else "jaxmarl is not installed (pip install jaxmarl==0.2.0)"
+        if env_id.startswith(SMAX_PREFIX):
+            if getattr(env, "self_play", False):
+                return "the JaxMARL SMAX reference covers the heuristic enemy only, not self-play"
+            return None if jaxmarl_available() else "jaxmarl is not installed (pip install jaxmarl==0.2.0)"
         if env_id not in SCENARIOS:
-            covered = sorted([*SCENARIOS, *HANABI, *OVERCOOKED])
+            covered = sorted([*SCENARIOS, *HANABI, *OVERCOOKED, "smax_<map>-v0"])
             return f"JaxMARL has no counterpart of {env_id!r}; covered: {covered}"
         if getattr(env, "continuous_actions", False):
             return "the JaxMARL reference covers discrete actions only"
@@ -188,6 +249,17 @@ def make_references(bench: Any) -> list:
                 "overcooked", num_envs, num_steps, layout=layout, max_steps=int(env.default_params.max_steps)
             )
             return lambda seed: run(jax.random.key(seed))[0]
+        if env_id.startswith(SMAX_PREFIX):
+            run = build_jaxmarl_rollout(
+                "HeuristicEnemySMAX",
+                num_envs,
+                num_steps,
+                avail_actions=True,
+                enemy_shoots=env.enemy_shoots,
+                attack_mode=env.attack_mode,
+                **smax_kwargs(env),
+            )
+            return lambda seed: run(jax.random.key(seed))[0]
         jaxmarl_id, names = SCENARIOS[env_id]
         kwargs = {}
         if "num_agents" in names:
@@ -199,7 +271,7 @@ def make_references(bench: Any) -> list:
         bench.Reference(
             name="jaxmarl",
             description=(
-                "JaxMARL 0.2.0 (MPE, Hanabi, Overcooked): vmap over envs inside one jitted lax.scan, its "
+                "JaxMARL 0.2.0 (MPE, Hanabi, Overcooked, SMAX): vmap over envs inside one jitted lax.scan, its "
                 "own auto-reset; Hanabi: random legal moves from get_legal_moves"
             ),
             supports=supports,

@@ -64,6 +64,7 @@ def test_truncations_are_bootstrapped_for_local_and_global_state_critics(algo):
             assert not truncated.any() and not final_v.any()
 
 
+@pytest.mark.exhaustive  # compiles two full HAPPO updates
 def test_happo_weights_the_normalised_advantage_so_the_factor_matters(monkeypatch):
     """HARL normalises A, then weights it by the factor M. Normalising M*A per minibatch (the old
     rule) cancels a factor that is constant over it: doubling every factor then changed nothing."""

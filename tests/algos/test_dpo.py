@@ -102,7 +102,7 @@ def test_a_real_dpo_update_stays_finite():
     env = alem.make("coordination-v0")
     cfg = make_config("dpo", num_envs=16, num_steps=128, total_steps=2 * 16 * 128, lr=5e-4)
     learner = make_learner(env, cfg)
-    state, m = jax.jit(lambda s: learner.run(s, 2))(learner.init(jax.random.key(0)))
+    state, m = jax.jit(lambda k: learner.run(learner.init(k), 2))(jax.random.key(0))
     assert all(np.isfinite(np.asarray(x)).all() for x in jax.tree.leaves(state.params))
     assert np.isfinite(np.asarray(m["policy_loss"])).all()
     # Not "the policy moved": with beta1 = 1 the sqrt(KL) term holds the first updates at the old

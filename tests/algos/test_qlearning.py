@@ -80,7 +80,7 @@ def test_epsilon_follows_the_stated_linear_schedule():
 def test_masked_choices_never_pick_an_illegal_move_on_real_tic_tac_toe_positions():
     env = alem.make("tic_tac_toe-v0")
     learner = make_q_learner(env, make_q_config("pqn", **TINY))
-    state = learner.init(jax.random.key(0))
+    state = jax.jit(learner.init)(jax.random.key(0))  # compiled: faster than op-by-op
     masks, obs = [], []
     key = jax.random.key(1)
     reset, step = jax.jit(env.reset), jax.jit(env.step)
@@ -114,7 +114,7 @@ def test_target_network_follows_at_the_stated_cadence_and_rate():
     cfg = make_q_config("vdn", **{**TINY, "num_steps": 2}, learning_starts=2, target_every=3, tau=0.5)
     learner = make_q_learner(env, cfg)
     update = jax.jit(learner.update)
-    state = learner.init(jax.random.key(0))
+    state = jax.jit(learner.init)(jax.random.key(0))  # compiled: faster than op-by-op
     init_target = state.target
     leaves = lambda t: [np.asarray(x) for x in jax.tree.leaves(t)]
     for _ in range(2):
@@ -133,13 +133,13 @@ def test_replay_samples_written_transitions_uniformly_and_in_order():
     env = alem.make("mpe/simple_spread-v0")
     cfg = make_q_config("iql", **{**TINY, "num_steps": 10, "batch_size": 128}, buffer_size=50)
     learner = make_q_learner(env, cfg)
-    state = learner.init(jax.random.key(0))
+    state = jax.jit(learner.init)(jax.random.key(0))  # compiled: faster than op-by-op
     t, e = 10, 4
     ids = (jnp.arange(t)[:, None] * 100 + jnp.arange(e)[None, :]).astype(jnp.float32)  # [T, E]
     steps = learner._step_item(state.timestep, jnp.zeros((e, 0)), jnp.zeros((e, 3)), jnp.zeros(e, bool))
     steps = jax.tree.map(lambda x: jnp.broadcast_to(x, (t, *x.shape)), steps)
     steps = steps.replace(reward=jnp.broadcast_to(ids[..., None], (t, e, 3)))
-    buffer = learner.buffer.add(state.buffer, jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1), steps))
+    buffer = jax.jit(learner.buffer.add)(state.buffer, jax.tree.map(lambda x: jnp.swapaxes(x, 0, 1), steps))
     sample = jax.jit(jax.vmap(learner.buffer.sample, in_axes=(None, 0)))
     out = sample(buffer, jax.random.split(jax.random.key(1), 60)).experience  # windows [60, B, 2, ...]
     first = np.asarray(out.reward[:, :, 0, 0]).ravel()
@@ -229,7 +229,7 @@ def test_in_turn_based_games_only_the_acting_agents_steps_train_its_q():
     it acts, the loss moves."""
     env = alem.make("tic_tac_toe-v0")
     learner = make_q_learner(env, make_q_config("pqn", **TINY))
-    state = learner.init(jax.random.key(0))
+    state = jax.jit(learner.init)(jax.random.key(0))  # compiled: faster than op-by-op
     state, steps, roll = jax.jit(learner.rollout, static_argnums=())(state, env.default_params)
     hidden0 = roll["hidden0"]
     targets = jnp.zeros(steps.reward.shape)
@@ -260,7 +260,7 @@ def ttt_window():
     where agent ``i`` acts at step ``t0`` and the opponent ends the game at ``t0 + 1``."""
     env = alem.make("tic_tac_toe-v0")
     learner = make_q_learner(env, make_q_config("iql", **{**TINY, "num_steps": 32}, sequence_length=3))
-    state = learner.init(jax.random.key(0))
+    state = jax.jit(learner.init)(jax.random.key(0))  # compiled: faster than op-by-op
     state, steps, _ = jax.jit(learner.rollout)(state, env.default_params)
     acting, done = np.asarray(steps.acting), np.asarray(steps.done)
     for t0 in range(acting.shape[0] - 2):
@@ -290,7 +290,7 @@ def test_recurrent_replay_does_not_train_on_its_burn_in_steps():
     env = alem.make("coordination-v0")
     cfg = make_q_config("vdn", **TINY, recurrent=8, sequence_length=4, burn_in=1)
     learner = make_q_learner(env, cfg)
-    state = learner.init(jax.random.key(0))
+    state = jax.jit(learner.init)(jax.random.key(0))  # compiled: faster than op-by-op
     state, steps, _ = jax.jit(learner.rollout)(state, env.default_params)  # [4, 4, ...]: one window per env
     loss = jax.jit(lambda q: learner.td_loss(state.params, state.params, q)[0])
     base = float(loss(steps))

@@ -149,6 +149,7 @@ def test_jaxmarl_hanabi_defaults_match_alem_and_observation_types_are_checked():
     assert theirs.obs_size == env.observation_space(0).shape[0] == 658
 
 
+@pytest.mark.exhaustive  # compiles JaxMARL's Hanabi twice
 def test_jaxmarl_hanabi_sampler_plays_legal_moves_and_the_rollout_runs():
     jaxmarl = pytest.importorskip("jaxmarl")
     jnp = jax.numpy

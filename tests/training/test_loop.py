@@ -39,6 +39,7 @@ class CounterLearner:
                 "return_sum": jnp.stack([u, 2 * u]).astype(jnp.float32) * (episodes > 0),
                 "length_sum": (5 * episodes).astype(jnp.float32),
                 "illegal_actions": jnp.int32(1),
+                "outcome_won": (u % 2) * (episodes > 0),  # an outcome count (SMAX's won)
                 "loss": u.astype(jnp.float32),
             }
             return CounterState(updates=u), m
@@ -80,9 +81,12 @@ def test_sinks_get_each_chunk_with_the_learners_numbers():
         np.testing.assert_allclose(c.episode_length, [5.0, 5.0])
         assert c.illegal_actions.tolist() == [3, 3]
         np.testing.assert_allclose(c.losses["loss"], [us.mean()] * 2)
-    assert set(chunks[0].losses) == {"loss"}  # episode sums are not losses
+        won = ((us % 2) * (eps > 0)).sum()
+        np.testing.assert_allclose(c.outcomes["won_rate"], [won / eps.sum()] * 2)
+    assert set(chunks[0].losses) == {"loss"}  # episode sums and outcome counts are not losses
     us = np.arange(1, 13)
     assert result.totals["episodes"].tolist() == [(us % 3).sum()] * 2
+    assert result.totals["outcome_won"].tolist() == [((us % 2) * (us % 3 > 0)).sum()] * 2
     assert int(result.state.updates[0]) == 12 and result.start_chunk == 0
 
 
@@ -117,6 +121,8 @@ def test_stop_and_resume_continue_from_the_checkpoint(tmp_path):
     lines = [json.loads(x) for x in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     assert [(r["chunk"], r["seed"]) for r in lines] == [(c, s) for c in range(4) for s in (5, 6)]
     assert [r["update"] for r in lines[::2]] == [3, 6, 9, 12]
+    # Chunk 1 (updates 4..6): episodes 1 + 2 + 0, one won (update 5, the odd one): won_rate 1/3.
+    assert lines[2]["won_rate"] == pytest.approx(1 / 3)
 
 
 def test_a_resume_with_other_chunking_is_refused_before_rows_are_dropped(tmp_path):

@@ -105,3 +105,56 @@ def test_stats_wrapper_forwards_state_readers():
     assert "Round 1 of 20" in env.render_text(state, 0)
     assert env.global_state(state).shape == env.global_state_space().shape
     assert env.action_mask(state, env.default_params).shape == (2, 2)
+
+
+class DecidedGame(AlternatingGame):
+    """AlternatingGame whose episode is won when the last mover (p0, at ply 5) plays action 1."""
+
+    outcomes = ("won",)
+
+    def _ts(self, state, reward, done, won=False):
+        ts = super()._ts(state, reward, done)
+        return ts.replace(info={"won": jnp.asarray(won) & done})
+
+    def reset_env(self, key, params):
+        s = _S(jnp.int32(0))
+        return s, self._ts(s, jnp.zeros(2), jnp.bool_(False))
+
+    def step_env(self, key, state, actions, params):
+        s, ts = super().step_env(key, state, actions, params)
+        return s, ts.replace(info={"won": ts.terminated & (actions[0] == 1)})
+
+
+def test_outcomes_are_counted_per_finished_episode_and_reported_as_rates():
+    """Four envs, two 5-ply episodes each; p0 always plays its env's action, so envs 0, 2 and 3
+    win both episodes and env 1 none: 6 wins of 8 finished episodes, whatever the step count."""
+    from alem.rollout import episode_totals, summarize
+
+    env = EpisodeStats(AutoReset(DecidedGame()))
+    assert env.outcomes == ("won",)  # wrappers forward the declaration
+    p0 = jnp.array([1, 0, 1, 1])
+    actions = jnp.stack([p0, jnp.zeros(4, jnp.int32)], axis=1)
+    keys = jax.random.split(jax.random.key(0), 4)
+    state, ts = jax.vmap(env.reset)(keys)
+    assert not ts.info["episode_outcomes"]["won"].any()  # no episode ended at the reset
+
+    @jax.jit
+    def run(state):
+        def body(state, k):
+            state, ts = jax.vmap(env.step)(jax.random.split(k, 4), state, actions)
+            return state, episode_totals(ts.info)
+
+        return jax.lax.scan(body, state, jax.random.split(jax.random.key(1), 12))[1]
+
+    per_step = run(state)
+    # Ply 5 of each episode ends it; the won flag is counted there only (not on the other steps).
+    assert per_step["outcome_won"].tolist() == [0, 0, 0, 0, 3, 0, 0, 0, 0, 3, 0, 0]
+    totals = summarize(jax.tree.map(lambda x: x.sum(0), per_step), env_steps=48)
+    assert int(totals["episodes"]) == 8 and int(totals["outcome_won"]) == 6
+    assert float(totals["won_rate"]) == 0.75
+    # An env with no outcomes adds nothing.
+    plain = EpisodeStats(AlternatingGame())
+    _, ts = plain.reset(jax.random.key(0))
+    assert ts.info["episode_outcomes"] == {} and not any(
+        k.startswith("outcome_") for k in episode_totals(jax.tree.map(lambda x: x[None], ts.info))
+    )

@@ -63,14 +63,18 @@ def test_normalize_tracks_running_moments(base):
 def test_normalize_pools_over_named_vmap_axis(base):
     env = NormalizeObs(base, axis_name="envs")
     keys = jax.random.split(jax.random.key(0), 4)
-    state, _ = jax.vmap(env.reset, axis_name="envs")(keys)
     acts = jnp.array([[0, 1], [1, 1], [2, 0], [0, 0]])
-    state, _ = jax.vmap(env.step, axis_name="envs")(keys, state, acts)
+
+    @jax.jit
+    def reset_and_step(keys, acts):
+        state, _ = jax.vmap(env.reset, axis_name="envs")(keys)
+        return jax.vmap(env.step, axis_name="envs")(keys, state, acts)[0]
+
+    state = reset_and_step(keys, acts)
     # Identical statistics in every env, equal to the moments over all envs and agents.
     np.testing.assert_allclose(state.mean[0], state.mean[3])
-    _, r0 = jax.vmap(base.reset)(keys)
-    s, _ = jax.vmap(base.reset)(keys)
-    _, r1 = jax.vmap(base.step)(keys, s, acts)
+    s, r0 = jax.jit(jax.vmap(base.reset))(keys)
+    _, r1 = jax.jit(jax.vmap(base.step))(keys, s, acts)
     allobs = np.concatenate(
         [np.asarray(r0.obs).reshape(-1, r0.obs.shape[-1]), np.asarray(r1.obs).reshape(-1, r1.obs.shape[-1])]
     )

@@ -152,6 +152,7 @@ class SMAX(MultiAgentEnv[SmaxState, SmaxParams]):
 
     cooperative = True  # the allies share one goal (alem.core.MultiAgentEnv); False in self-play
     stochastic = True
+    outcomes = ("won", "lost", "draw", "timeout")  # training reports won_rate, ...
 
     def __init__(
         self,

@@ -25,6 +25,7 @@ import pytest
 
 import alem
 from alem.envs.coordination.smax import MOVE_VECTORS, SCENARIOS, SMAX, UNIT_STATS, SmaxState
+from benchmarks.references.jaxmarl import smax_kwargs
 
 try:  # the reference; tests that need it are skipped without it, the hand-checked ones still run
     from jaxmarl.environments.smax import SMAX as RefSMAX
@@ -62,18 +63,7 @@ def clean_reference_moves(smax) -> None:
 
 def make_ref(env: SMAX, clean: bool = True):
     """JaxMARL's env configured as ``env`` (``HeuristicEnemySMAX``, or ``SMAX`` in self-play)."""
-    p = env.default_params
-    kwargs = dict(
-        scenario=map_name_to_scenario(env.scenario.name),
-        walls_cause_death=env.walls_cause_death,
-        see_enemy_actions=env.see_enemy_actions,
-        max_steps=int(p.max_steps),
-        won_battle_bonus=float(p.won_battle_bonus),
-        world_steps_per_env_step=env.world_ticks,
-        time_per_step=env.tick_seconds,
-        map_width=env.map_width,
-        map_height=env.map_height,
-    )
+    kwargs = smax_kwargs(env)
     if env.self_play:
         ref = RefSMAX(use_self_play_reward=env.self_play_reward, **kwargs)
         inner = ref

@@ -160,11 +160,12 @@ def test_completing_a_firework_at_the_token_cap_returns_no_token():
     # ... and at the cap none (HLE only increments below the maximum). Built directly: player 0
     # holds the 5 of the one colour with the firework at 4.
     env = Hanabi(colours=1, hand_size=2, max_information_tokens=3, max_life_tokens=1)
-    state, _ = env.reset(jax.random.key(0))
+    state, _ = jax.jit(env.reset)(jax.random.key(0))
     state = state.replace(hands=state.hands.at[0, 0].set(4), fireworks=jnp.array([4]))
     play_first = jnp.array([env.hand_size, 0])  # "play card 1"
+    step = jax.jit(env.step)  # one compile for both token counts (eager dispatch is slower)
     for tokens, expected in ((3, 3), (2, 3)):
-        s, ts = env.step(jax.random.key(1), state.replace(info_tokens=jnp.int32(tokens)), play_first)
+        s, ts = step(jax.random.key(1), state.replace(info_tokens=jnp.int32(tokens)), play_first)
         assert int(s.info_tokens) == expected and bool(s.last_token) == (tokens < 3)
         assert bool(ts.terminated) and float(ts.reward[0]) == 1.0  # the perfect score ends the game
         assert int(env.score(s)) == env.max_score

@@ -44,7 +44,7 @@ def test_baseline_solves_small_one_shot_instances():
 
 
 def test_bfs_policy_is_registered_and_moves_towards_goals():
-    env = alem.make("pathfinding-v0")
+    env = alem.make("pathfinding-v0", num_agents=4, height=8)  # small: one BFS program to compile
     policy = make_policy("bfs", env)
     keys = jax.random.split(jax.random.key(1), 4)
     state, ts = jax.vmap(env.reset, (0, None))(keys, env.default_params)
