@@ -3,6 +3,11 @@
 >>> from alem.render import render_gif
 >>> render_gif("mpe/simple_spread-v0", "spread.gif", num_steps=50, seed=0)  # doctest: +SKIP
 
+From the shell, with random play or a trained run's actor (``python -m alem.train``'s run
+directory; feed-forward or recurrent)::
+
+    python -m alem.render smax_2s3z-v0 battle.gif --run outputs/<run> --steps 120 --greedy
+
 :func:`rollout_frames` steps one env (jitted ``reset``/``step``, a fresh episode when one
 ends) and renders every state on the host; :func:`save_gif` writes frames with Pillow
 (``pip install pillow``), imported only when a GIF is written.
@@ -21,7 +26,7 @@ from alem.core import MultiAgentEnv, TimeStep
 from alem.errors import DependencyNotInstalled, EnvArgumentError
 from alem.rollout import random_actions
 
-__all__ = ["rollout_frames", "save_gif", "render_gif"]
+__all__ = ["rollout_frames", "save_gif", "render_gif", "main"]
 
 #: ``policy(key, timestep) -> actions`` for one (unbatched) env.
 PolicyFn = Callable[[jax.Array, TimeStep], Any]
@@ -37,7 +42,9 @@ def rollout_frames(
     """``num_steps + 1`` RGB frames (uint8 ``[H, W, 3]``): the reset state, then one per step.
 
     ``policy(key, ts)`` returns the actions after timestep ``ts`` (default: uniform random legal
-    actions). When an episode ends the next frame shows a fresh reset, as with auto-reset.
+    actions); a policy with a ``reset()`` method (a recurrent one, e.g.
+    :class:`alem.algos.checkpoint_player.TrainedActor`) has it called at every episode start. When
+    an episode ends the next frame shows a fresh reset, as with auto-reset.
     """
     if int(num_steps) < 0:
         raise EnvArgumentError(f"rollout_frames: num_steps must be >= 0, got {num_steps}")
@@ -46,7 +53,9 @@ def rollout_frames(
     reset = jax.jit(env.reset)
     step = jax.jit(env.step)
     key, k0 = jax.random.split(key)
+    new_episode = getattr(policy, "reset", lambda: None)
     state, ts = reset(k0, params)
+    new_episode()
     frames = [_frame(env, state, params)]
     for _ in range(int(num_steps)):
         key, k_act, k_step = jax.random.split(key, 3)
@@ -54,6 +63,7 @@ def rollout_frames(
         if bool(ts.done):
             key, k_reset = jax.random.split(key)
             state, ts = reset(k_reset, params)
+            new_episode()
         frames.append(_frame(env, state, params))
     return frames
 
@@ -117,3 +127,39 @@ def render_gif(
         env = env_or_id
     frames = rollout_frames(env, jax.random.key(seed), num_steps, params=params, policy=policy)
     return save_gif(frames, path, fps=fps)
+
+
+def main(argv: Sequence[str] | None = None) -> Path:
+    """``python -m alem.render ENV_ID OUT.gif [--run DIR] [--seed-index I] [--greedy] ...``."""
+    import argparse
+
+    import alem
+
+    p = argparse.ArgumentParser(prog="python -m alem.render", description="Write a GIF of an env's rollout.")
+    p.add_argument("env_id", help="a registered id (alem.registry())")
+    p.add_argument("out", type=Path, help="the GIF to write (refused if it exists)")
+    p.add_argument("--steps", type=int, default=100, help="env steps (frames: steps + 1)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--fps", type=float, default=10.0)
+    p.add_argument("--run", type=Path, help="a `python -m alem.train` run directory: play its trained actor")
+    p.add_argument("--seed-index", type=int, default=0, help="which of the run's seeds plays")
+    p.add_argument("--greedy", action="store_true", help="the actor's most likely action (default: sampled)")
+    args = p.parse_args(argv)
+    if args.out.exists():
+        p.error(f"{args.out} exists; choose another path (a GIF is never overwritten)")
+    try:
+        env = alem.make(args.env_id)
+        policy = None
+        if args.run is not None:
+            from alem.algos.checkpoint_player import TrainedActor
+
+            policy = TrainedActor(args.run, env, args.seed_index, greedy=args.greedy)
+        path = render_gif(env, args.out, num_steps=args.steps, seed=args.seed, fps=args.fps, policy=policy)
+    except alem.AlemError as e:
+        p.error(str(e))
+    print(f"GIF written to {path}")
+    return path
+
+
+if __name__ == "__main__":
+    main()

@@ -32,14 +32,21 @@ from alem.core import MultiAgentEnv
 from alem.errors import AlemError
 from alem.policies import Policy, Turn
 
-__all__ = ["CheckpointPolicy", "load_trained"]
+__all__ = ["CheckpointPolicy", "TrainedActor", "load_trained"]
 
 
-def load_trained(run_dir: str | Path, env: MultiAgentEnv, seed_index: int = 0, snapshot: int | None = None):
+def load_trained(
+    run_dir: str | Path,
+    env: MultiAgentEnv,
+    seed_index: int = 0,
+    snapshot: int | None = None,
+    recurrent: bool = False,
+):
     """``(learner, actor_params)`` of seed ``seed_index`` of a finished or checkpointed run.
 
     ``snapshot=k``: the actor of slot ``k`` of a self-play run's opponent pool instead of the
-    final one (the critic stays the final one; acting does not use it).
+    final one (the critic stays the final one; acting does not use it). A recurrent run is
+    refused unless ``recurrent=True`` (a caller that carries the GRU state, :class:`TrainedActor`).
     """
     run_dir = Path(run_dir)
     results = run_dir / "results.json"
@@ -61,8 +68,11 @@ def load_trained(run_dir: str | Path, env: MultiAgentEnv, seed_index: int = 0, s
     lcfg = _learner_config(res, results)
     if not 0 <= seed_index < res["num_seeds"]:
         raise AlemError(f"seed_index={seed_index} out of range: the run has {res['num_seeds']} seeds")
-    if lcfg.recurrent:
-        raise AlemError("recurrent checkpoints cannot be played by the evaluator yet (feed-forward only)")
+    if lcfg.recurrent and not recurrent:
+        raise AlemError(
+            "recurrent checkpoints cannot be played by the evaluator yet (feed-forward only); "
+            "alem.algos.checkpoint_player.TrainedActor plays them in one env (e.g. for alem.render)"
+        )
     if isinstance(lcfg, QConfig):
         learner = make_q_learner(env, lcfg)
     else:
@@ -218,3 +228,42 @@ class CheckpointPolicy(Policy):
         if self.snapshot is not None:
             info["snapshot"] = self.snapshot
         return info
+
+
+class TrainedActor:
+    """The trained PPO-core actor of a run as a ``policy(key, ts)`` for one unbatched env, feed-forward
+    or recurrent: it carries the GRU state between calls, and :func:`alem.render.rollout_frames`
+    calls :meth:`reset` when an episode starts (the state is zeroed, as in training)::
+
+        render_gif(env, "battle.gif", num_steps=200, policy=TrainedActor(run_dir, env, greedy=True))
+    """
+
+    def __init__(self, run_dir: str | Path, env: MultiAgentEnv, seed_index: int = 0, greedy: bool = False):
+        learner, params = load_trained(run_dir, env, int(seed_index), recurrent=True)
+        if isinstance(learner, QLearner):
+            raise AlemError(
+                f"{run_dir}: TrainedActor plays PPO-core runs; a value-based run plays as checkpoint:"
+            )
+        self.learner, self.params, self.greedy = learner, params, bool(greedy)
+        width = 1 if learner.centralised else learner.n
+        self._initial = learner.actor_net.initial_hidden((1, width))
+        self._act = jax.jit(self._step, static_argnames="greedy")
+        self.reset()
+
+    def _step(self, params, hidden, obs, mask, start, key, greedy):
+        gstate = jnp.zeros((1, 0), jnp.float32)
+        h, actions, _, _ = self.learner.act(
+            params, hidden, obs[None], gstate, mask[None], start[None], key, greedy
+        )
+        return h, actions[0]
+
+    def reset(self) -> None:
+        """A new episode starts: the next call zeroes the GRU state first."""
+        self._hidden, self._start = self._initial, True
+
+    def __call__(self, key: jax.Array, ts: Any) -> jax.Array:
+        self._hidden, actions = self._act(
+            self.params, self._hidden, ts.obs, ts.action_mask, jnp.bool_(self._start), key, greedy=self.greedy
+        )
+        self._start = False
+        return actions

@@ -42,6 +42,24 @@ def test_rollout_frames_uses_the_policy_and_resets_after_episodes():
     assert same == [True, True, False, True, True, False, True]
 
 
+def test_a_policy_with_a_reset_method_is_told_each_episode_start():
+    """A recurrent policy zeroes its state there: reset at the first reset and after each of the
+    3-step episodes, so the calls between two resets are one episode's steps."""
+    env = alem.make(ENV_ID, max_steps=3)
+    log = []
+
+    class Recurrent:
+        def reset(self):
+            log.append("reset")
+
+        def __call__(self, key, ts):
+            log.append("act")
+            return jnp.zeros((1,), jnp.int32)
+
+    rollout_frames(env, jax.random.key(1), 7, policy=Recurrent())
+    assert log == ["reset", *["act"] * 3, "reset", *["act"] * 3, "reset", "act"]
+
+
 def _pil():
     return pytest.importorskip("PIL.Image")
 
@@ -80,3 +98,20 @@ def test_render_gif_one_call(tmp_path):
         assert 2 <= im.n_frames <= 5  # Pillow may merge identical consecutive frames
     with pytest.raises(alem.EnvArgumentError, match="env id"):
         render_gif(alem.make(ENV_ID), tmp_path / "y.gif", num_steps=1, max_steps=3)
+
+
+def test_render_cli_writes_a_gif_and_never_overwrites_one(tmp_path, capsys):
+    image = _pil()
+    from alem.render import main
+
+    out = tmp_path / "simple.gif"
+    assert main([ENV_ID, str(out), "--steps", "3"]) == out
+    with image.open(out) as im:
+        assert im.n_frames == 4  # the reset and three steps
+    before = out.read_bytes()
+    with pytest.raises(SystemExit):
+        main([ENV_ID, str(out), "--steps", "5"])
+    assert "exists" in capsys.readouterr().err and out.read_bytes() == before
+    with pytest.raises(SystemExit):  # a directory that is no run: a clear error, nothing written
+        main([ENV_ID, str(tmp_path / "other.gif"), "--run", str(tmp_path)])
+    assert "no results.json" in capsys.readouterr().err and not (tmp_path / "other.gif").exists()

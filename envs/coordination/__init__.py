@@ -174,6 +174,7 @@ def register() -> None:
             kwargs={"map_name": name},
             family="coordination",
             num_agents=allies,
+            text=True,
             reference="jaxmarl 0.2.0 (HeuristicEnemySMAX)",
             description=f"SMAX {name}: {desc}, against the heuristic enemy",
         )

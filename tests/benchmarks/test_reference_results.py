@@ -130,3 +130,41 @@ def test_every_algorithm_of_a_task_is_evaluated_at_the_same_env_steps():
             options, interval = rr.learner_options(task, algo)
             spans[algo] = (interval * options["num_envs"] * options["num_steps"], options["total_steps"])
         assert len(set(spans.values())) == 1, (path.stem, spans)
+
+
+def test_win_rates_are_summarised_and_tabled_for_the_tasks_that_report_them():
+    """A task whose env declares a won outcome (SMAX) gets a win-rate table; a task without none."""
+
+    def record(task, algo, won=None):
+        r = {
+            "task": task,
+            "algo": algo,
+            "env_id": f"{task}-v0",
+            "env_steps_per_seed": 100,
+            "seeds": [0, 1, 2, 3],
+            "final_return_per_seed": [1.0, 2.0, 3.0, 4.0],
+            "absolute_return_per_seed": [1.0, 2.0, 3.0, 4.0],
+            "random_return_per_seed": [0.0] * 4,
+        }
+        if won is not None:
+            r |= {
+                "final_won_rate_per_seed": won,
+                "absolute_won_rate_per_seed": won,
+                "random_won_rate_mean": 0.0,
+            }
+        return r
+
+    records = [
+        record("smax_x", "ippo", [0.0, 0.5, 0.5, 1.0]),
+        record("smax_x", "mappo", [1.0, 1.0, 1.0, 1.0]),
+        record("plain", "ippo"),
+        record("plain", "mappo"),
+    ]
+    summary = rr.summarize(records, reps=50)
+    won = summary["per_task_won_rate"]["final"]
+    assert set(won) == {"smax_x"}
+    assert won["smax_x"]["ippo"]["iqm"] == pytest.approx(0.5)  # the middle half: 0.5, 0.5
+    assert won["smax_x"]["mappo"]["iqm"] == pytest.approx(1.0)
+    table = rr.table_md(summary, records)
+    assert "| smax_x-v0 | mappo | 1.00 [1.00, 1.00] | 1.00 [1.00, 1.00] | 0.00 |" in table
+    assert "plain-v0 | ippo | 1.00" not in table.split("Win rates")[1]

@@ -13,7 +13,7 @@ import numpy as np
 
 from alem import spaces
 from alem.core import MultiAgentEnv, TimeStep
-from alem.envs.coordination.smax import viewer
+from alem.envs.coordination.smax import text, viewer
 from alem.envs.coordination.smax.heuristic import heuristic_actions
 from alem.envs.coordination.smax.scenarios import SCENARIOS, Scenario, draw_start
 from alem.envs.coordination.smax.types import (
@@ -29,6 +29,7 @@ from alem.envs.coordination.smax.types import (
     SmaxState,
 )
 from alem.errors import EnvArgumentError
+from alem.text_hooks import TextHooks
 
 __all__ = ["SMAX", "SmaxParams", "SmaxState", "DEFAULT_MAX_STEPS", "MOVE_VECTORS"]
 
@@ -64,7 +65,7 @@ def _sum_in_order(x: jax.Array) -> jax.Array:
     return total
 
 
-class SMAX(MultiAgentEnv[SmaxState, SmaxParams]):
+class SMAX(TextHooks, MultiAgentEnv[SmaxState, SmaxParams]):
     """SMAX (JaxMARL's StarCraft multi-agent challenge in JAX): two armies fight on an open map.
 
     Card
@@ -131,6 +132,10 @@ class SMAX(MultiAgentEnv[SmaxState, SmaxParams]):
       units one call decodes); alem's are exactly axis-aligned (:data:`MOVE_VECTORS`), and the
       tests zero that residue in the reference. Not reproduced: JaxMARL's ``conic``
       observations, continuous actions and ``LearnedPolicyEnemySMAX``.
+    - **Text** (:mod:`~alem.envs.coordination.smax.text`): the rules, and each agent's view decoded
+      from its own observation (the units in its sight: health, offset, weapon, last order where
+      shown), so a language agent sees what a learned policy sees; action names ``north`` ...
+      ``stop``, ``attack enemy_<i>``. Each agent is one commander of one unit (no team commander).
     - **Version**: v0.
 
     Args:
@@ -549,6 +554,15 @@ class SMAX(MultiAgentEnv[SmaxState, SmaxParams]):
             j = int(self.attack_slots[unit, k])
             names.append(f"attack {'enemy' if j >= self.num_allies else 'ally'}_{self._team_index(j)}")
         return names
+
+    def rules_text(self, params: SmaxParams | None = None, agent: int = 0) -> str:
+        return text.rules_text(self, agent)
+
+    def render_text(
+        self, state: SmaxState, agent: int | None = None, params: SmaxParams | None = None
+    ) -> str:
+        """The battle as ``agent`` observes it (decoded from its observation); ``None``: every unit."""
+        return text.render_text(self, state, agent)
 
     def _team_index(self, unit: int) -> int:
         return unit - self.num_allies if unit >= self.num_allies else unit

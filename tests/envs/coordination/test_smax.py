@@ -261,6 +261,18 @@ def test_one_shot_a_wall_death_and_the_rewards_by_hand():
     # the observed enemy 0 (ally 0's block 2): health 36/45, offset (4, 0) / sight 9 (no unit moved)
     block = np.asarray(ts.obs[0])[2 * 13 : 3 * 13]
     np.testing.assert_allclose(block[:3], [36 / 45, 4 / 9, 0.0], rtol=1e-6)
+    # The text view tells what ally 0 observes: enemy 0 (4 east, 36/45 health, shot ally 0 back);
+    # not ally 2 (exactly 9 away: sight is "closer than 9"), nor the dead ally 1, nor the far enemies.
+    view = env.render_text(state, agent=0)
+    assert view.startswith("You command ally_0 (marine): health 80%, at (10.0, 16.0), weapon cooling (")
+    seen = [line for line in view.splitlines() if line.startswith("- ")]
+    assert len(seen) == 1 and seen[0].startswith(
+        "- enemy_0 (marine): health 80%, 4.0 east, 0.0 north, weapon cooling ("
+    )
+    assert seen[0].endswith("last order: attack ally_0")
+    assert env.render_text(state, agent=1) == "You command ally_1. Your unit is dead; you can only stop."
+    assert "ally_1 (marine): dead" in env.render_text(state)  # the whole battle
+    assert env.legal_action_names(state, 0) == ["north", "east", "south", "west", "stop", "attack enemy_0"]
 
 
 # ---------------------------------------------------------------------------- exhaustive tier

@@ -1,0 +1,82 @@
+"""TrainedActor: a trained run's actor, recurrent or not, as a one-env policy (alem.render)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hydra import compose, initialize_config_module
+
+import alem
+from alem.algos.checkpoint_player import CheckpointPolicy, TrainedActor
+from alem.train import run
+
+ENV = "iterated_prisoners_dilemma-v0"
+
+
+@pytest.fixture(scope="module")
+def gru_run(tmp_path_factory):
+    """A tiny recurrent IPPO run: the GRU state has something to remember (the rounds so far)."""
+    overrides = [
+        f"env.id={ENV}",
+        "+env.kwargs.num_rounds=4",
+        "algo=ippo",
+        "algo.recurrent=8",
+        "algo.hidden=[8]",
+        "algo.num_envs=4",
+        "algo.num_steps=8",
+        "algo.num_minibatches=2",
+        "algo.total_steps=64",
+        "chunk_updates=2",
+        "eval.num_steps=8",
+    ]
+    with initialize_config_module(config_module="alem.configs", version_base=None):
+        cfg = compose(config_name="config", overrides=overrides)
+    run_dir = tmp_path_factory.mktemp("gru") / "run"
+    run(cfg, run_dir)
+    return run_dir, alem.make(ENV, num_rounds=4)
+
+
+def test_the_actor_carries_its_gru_state_and_reset_zeroes_it(gru_run):
+    run_dir, env = gru_run
+    actor = TrainedActor(run_dir, env, greedy=True)
+    _, ts = jax.jit(env.reset)(jax.random.key(0))
+    zero = np.asarray(actor._hidden)
+    assert not zero.any()
+    first = actor(jax.random.key(1), ts)
+    after_one = np.asarray(actor._hidden)
+    actor(jax.random.key(1), ts)
+    after_two = np.asarray(actor._hidden)
+    assert after_one.any() and not np.allclose(after_one, after_two)  # the state moves on
+    actor.reset()
+    again = actor(jax.random.key(1), ts)
+    np.testing.assert_array_equal(np.asarray(actor._hidden), after_one)  # zeroed, then the same step
+    np.testing.assert_array_equal(np.asarray(again), np.asarray(first))
+    assert np.asarray(first).shape == (env.num_agents,)
+
+
+def test_its_first_greedy_move_is_the_learners_own(gru_run):
+    """From a zero state both apply the same actor to the same observation."""
+    run_dir, env = gru_run
+    actor = TrainedActor(run_dir, env, greedy=True)
+    _, ts = jax.jit(env.reset)(jax.random.key(3))
+    learner, params = actor.learner, actor.params
+    hidden = learner.actor_net.initial_hidden((1, learner.n))
+    _, want, _, _ = learner.act(
+        params,
+        hidden,
+        ts.obs[None],
+        jnp.zeros((1, 0)),
+        ts.action_mask[None],
+        jnp.ones((1,), bool),
+        jax.random.key(0),
+        greedy=True,
+    )
+    np.testing.assert_array_equal(np.asarray(actor(jax.random.key(9), ts)), np.asarray(want[0]))
+
+
+def test_the_arena_player_still_refuses_a_recurrent_run(gru_run):
+    run_dir, env = gru_run
+    with pytest.raises(alem.AlemError, match="recurrent checkpoints cannot be played by the evaluator"):
+        CheckpointPolicy(env, str(run_dir))
