@@ -136,7 +136,7 @@ def test_check_params_leaves_traced_params_alone(env):
 
 
 def test_out_of_range_is_replaced_under_jit_and_vmap(env):
-    state, _ = jax.vmap(env.reset)(jax.random.split(jax.random.key(0), 3))
+    state, _ = jax.jit(jax.vmap(env.reset))(jax.random.split(jax.random.key(0), 3))
     acts = jnp.array([[0, 1], [99, 1], [0, -5]], jnp.int32)
     _, ts = jax.jit(jax.vmap(env.step))(jax.random.split(jax.random.key(1), 3), state, acts)
     assert ts.info["illegal_action"].tolist() == [[False, False], [True, False], [False, True]]

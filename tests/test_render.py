@@ -105,9 +105,13 @@ def test_render_cli_writes_a_gif_and_never_overwrites_one(tmp_path, capsys):
     from alem.render import main
 
     out = tmp_path / "simple.gif"
-    assert main([ENV_ID, str(out), "--steps", "3"]) == out
-    with image.open(out) as im:
-        assert im.n_frames == 4  # the reset and three steps
+    assert main([ENV_ID, str(out), "--steps", "3", "--fps", "10"]) == out
+    with image.open(out) as im:  # Pillow merges identical frames and adds up their durations
+        total = 0
+        for i in range(im.n_frames):
+            im.seek(i)
+            total += im.info["duration"]
+        assert total == 4 * 100  # the reset and three steps, 100 ms each
     before = out.read_bytes()
     with pytest.raises(SystemExit):
         main([ENV_ID, str(out), "--steps", "5"])

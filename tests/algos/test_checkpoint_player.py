@@ -14,6 +14,9 @@ from alem.train import run
 
 ENV = "iterated_prisoners_dilemma-v0"
 
+# Trains a run (a compile of its own): the exhaustive tier; one worker builds the run once.
+pytestmark = [pytest.mark.exhaustive, pytest.mark.xdist_group("test_checkpoint_player")]
+
 
 @pytest.fixture(scope="module")
 def gru_run(tmp_path_factory):

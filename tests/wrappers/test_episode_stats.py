@@ -86,7 +86,7 @@ def test_turn_based_returns_lengths_and_decisions():
 def test_stats_are_vmappable_and_average_with_done_weights():
     env = EpisodeStats(AutoReset(alem.make("iterated_prisoners_dilemma-v0", num_rounds=4)))
     keys = jax.random.split(jax.random.key(0), 8)
-    state, ts = jax.vmap(env.reset)(keys)
+    state, ts = jax.jit(jax.vmap(env.reset))(keys)
 
     def body(state, k):
         state, ts = jax.vmap(env.step)(jax.random.split(k, 8), state, jnp.ones((8, 2), jnp.int32))
@@ -135,7 +135,7 @@ def test_outcomes_are_counted_per_finished_episode_and_reported_as_rates():
     p0 = jnp.array([1, 0, 1, 1])
     actions = jnp.stack([p0, jnp.zeros(4, jnp.int32)], axis=1)
     keys = jax.random.split(jax.random.key(0), 4)
-    state, ts = jax.vmap(env.reset)(keys)
+    state, ts = jax.jit(jax.vmap(env.reset))(keys)
     assert not ts.info["episode_outcomes"]["won"].any()  # no episode ended at the reset
 
     @jax.jit

@@ -277,7 +277,7 @@ def test_registered_ids(env_id):
 
 def test_text_and_rgb():
     env = alem.make("overcooked_counter_circuit-v0")
-    state, _ = env.reset(jax.random.key(0))
+    state, _ = jax.jit(env.reset)(jax.random.key(0))  # compiled: faster than op-by-op
     text = env.render_text(state, 0)
     assert "facing north" in text and "Pot at column 3, row 0: empty." in text
     assert (

@@ -159,7 +159,7 @@ def test_vmap_over_payoff_params():
     tables = jax.vmap(lambda k: env.default_params.payoffs.at[:, 0, 2].set(k).at[:, 2, 0].set(k))(ks)
     params = jax.vmap(lambda p: env.default_params.replace(payoffs=p))(tables)
     keys = jax.random.split(jax.random.key(0), 3)
-    state, _ = jax.vmap(env.reset)(keys, params)
+    state, _ = jax.jit(jax.vmap(env.reset))(keys, params)
     acts = jnp.tile(jnp.array([0, 2]), (3, 1))
     _, ts = jax.jit(jax.vmap(env.step))(keys, state, acts, params)
     np.testing.assert_array_equal(ts.reward[:, 0], ks)

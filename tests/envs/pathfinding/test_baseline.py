@@ -47,7 +47,7 @@ def test_bfs_policy_is_registered_and_moves_towards_goals():
     env = alem.make("pathfinding-v0", num_agents=4, height=8)  # small: one BFS program to compile
     policy = make_policy("bfs", env)
     keys = jax.random.split(jax.random.key(1), 4)
-    state, ts = jax.vmap(env.reset, (0, None))(keys, env.default_params)
+    state, ts = jax.jit(jax.vmap(env.reset, (0, None)))(keys, env.default_params)  # eager vmap: ~8 s
     turn = Turn(env, env.default_params, 2, state, ts, jnp.ones(4, bool), jnp.arange(4))
     acts = np.asarray(jax.jit(lambda k: policy.act(k, turn))(jax.random.key(2)))
     assert acts.shape == (4,) and ((acts >= 0) & (acts < 5)).all()
