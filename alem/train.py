@@ -295,12 +295,7 @@ def _results(env: alem.MultiAgentEnv, p: Plan, r: TrainResult, resuming: bool) -
         f"  random policy      {np.nanmean(random_ret):.4g}  per agent {np.round(np.nanmean(random_ret, 0), 3).tolist()}",
         flush=True,
     )
-    rates = [
-        k[len("trained_") : -len("_mean")]
-        for k in evaluation
-        if k.startswith("trained_") and k.endswith("_rate_mean")
-    ]
-    for name in rates:  # the env's episode outcomes (SMAX: won_rate, ...)
+    for name in (f"{o}_rate" for o in env.outcomes):  # the env's episode outcomes (SMAX: won_rate, ...)
         trained_rate, random_rate = (evaluation[f"{who}_{name}_mean"] for who in ("trained", "random"))
         print(f"  {name}: trained {_percent(trained_rate)}, random {_percent(random_rate)}", flush=True)
     return {

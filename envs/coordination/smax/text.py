@@ -19,6 +19,7 @@ from alem.envs.coordination.smax.types import (
     NUM_UNIT_TYPES,
     OTHER_FEATURES,
     OWN_FEATURES,
+    STOP,
     UNIT_NAMES,
     UNIT_STATS,
 )
@@ -75,7 +76,9 @@ def _orders(env: SMAX, other: int, move: np.ndarray, attack: float) -> str:
         largest = int(env.unit_actions[other]) - 1
         slot = int(round(attack * largest)) - NUM_MOVES
         return f"last order: attack {unit_name(env, int(env.attack_slots[other, slot]))}"
-    for j, vec in enumerate(((0, 1), (1, 0), (0, -1), (-1, 0))):
+    from alem.envs.coordination.smax.env import MOVE_VECTORS  # env.py imports this module
+
+    for j, vec in enumerate(MOVE_VECTORS[:STOP]):
         if np.allclose(move, vec, atol=1e-3):
             return f"last order: {MOVE_NAMES[j]}"
     return "last order: stop"
