@@ -589,7 +589,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                     continue
                 print(f"{t}/{a}: training ({jax.default_backend()})", flush=True)
                 record = train_cell(task, a)
-                record["date"] = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+                record["date"] = datetime.datetime.now(datetime.UTC).isoformat(timespec="microseconds")
                 _write(path, record)
                 print(
                     f"{t}/{a}: absolute {np.nanmean(np.asarray(record['absolute_return_per_seed'], float)):.4g} "
