@@ -7,9 +7,8 @@
   experts); ``python -m alem.text.train.export``.
 - :mod:`alem.text.train.adapters`: rollouts through any chat backend, a TRL-style one-move reward.
 - :mod:`alem.text.train.grpo`: GRPO's game side without torch (opponents, seeds, groups,
-  summaries); :mod:`alem.text.train.lora_policy`: a LoRA chat model in torch and its update;
-  :mod:`alem.text.train.grpo_demo`: the two as a small GRPO run (``python -m
-  alem.text.train.grpo_demo``, the ``llmtrain`` extra).
+  summaries). The repository's ``examples/grpo_demo.py`` (not in the wheel) trains a LoRA
+  chat model in torch with them (``python -m examples.grpo_demo``, the ``llmtrain`` extra).
 
 These sit above the player (:mod:`alem.text.llm`) and the arena, which they use.
 """

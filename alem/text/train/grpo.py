@@ -1,7 +1,7 @@
 """The game side of GRPO on alem's text envs, without torch: device opponents, the seeds of
 each training step, rewards and groups of episodes, and the summaries and tables of an
-evaluation. :mod:`alem.text.train.grpo_demo` runs them with the LoRA policy of
-:mod:`alem.text.train.lora_policy`; another trainer can use them as they are."""
+evaluation. The repository's ``examples/grpo_demo.py`` runs them with a LoRA policy in torch;
+another trainer can use them as they are."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The GRPO demo (alem.text.train.grpo_demo): its pure helpers without torch, the loss with torch,
+"""The GRPO demo (examples/grpo_demo.py): its pure helpers without torch, the loss with torch,
 and one real update of the embedded SmolLM2 (slow)."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import pytest
 import alem
 from alem.errors import ConfigError, RunDirError
 from alem.text.train import grpo
-from alem.text.train import grpo_demo as gd
-from alem.text.train import lora_policy as lp
 from alem.text.train.pool import TextEnvPool
 from alem.text.train.turns import answer
+from examples import grpo_demo as gd
+from examples import lora_policy as lp
 
 ROCK, PAPER, SCISSORS = (answer(m) for m in ("rock", "paper", "scissors"))
 
@@ -229,7 +229,7 @@ def test_the_cli_writes_results_once_and_refuses_the_same_out(tmp_path):
     results = gd.main(argv)
     saved = json.loads((out / gd.RESULTS_FILE).read_text())
     assert saved["env"] == "rock_paper_scissors-v0" and saved["opponent"] == "always:scissors"
-    assert saved["command"].startswith("python -m alem.text.train.grpo_demo --steps 1")
+    assert saved["command"].startswith("python -m examples.grpo_demo --steps 1")
     for mode in ("sampled", "greedy"):
         for when in ("before", "after"):
             s = saved["eval"][mode][when]

@@ -17,7 +17,7 @@ Install (the model stack is optional; the CPU wheel of torch is enough)::
 
 Run (the defaults: rock-paper-scissors, the model in seat 0, ``always:scissors`` in seat 1)::
 
-    python -m alem.text.train.grpo_demo --steps 20 --out outputs/grpo_rps
+    python -m examples.grpo_demo --steps 20 --out outputs/grpo_rps
 
 (``--threads`` sets torch's CPU threads, 1 by default: on a machine whose cores are busy with
 other work, more threads than free cores slow every step down many times over.)
@@ -88,11 +88,11 @@ from alem.text.train.grpo import (
     summarize,
     training_seeds,
 )
-from alem.text.train.lora_policy import LORA_TARGETS, LoRAChatPolicy, play, require_torch, train_step
+from examples.lora_policy import LORA_TARGETS, LoRAChatPolicy, play, require_torch, train_step
 
 __all__ = ["RESULTS_FILE", "run", "main"]
 
-CLI = "alem.text.train.grpo_demo"
+CLI = "examples.grpo_demo"
 RESULTS_FILE = "results.json"
 
 
