@@ -1,5 +1,5 @@
 """Games: matrix games, board games (tic-tac-toe, connect four), poker (Kuhn, Leduc),
-Liar's dice and Hanabi, one module each.
+Liar's dice, Hanabi and bargaining, one module (or package) each.
 
 :func:`register` adds their registry ids and scripted players; entry points are strings,
 so importing this package imports none of the game modules.
@@ -85,6 +85,19 @@ def register() -> None:
         description="liar's dice: bid quantity x face (6s wild) or call liar; dice per player configurable",
     )
 
+    # Bargaining (OpenSpiel bargaining, Lewis et al. 2017's "Deal or No Deal"; its 1000 instances).
+    register(
+        "bargaining-v0",
+        "alem.envs.games.bargaining:Bargaining",
+        kwargs={"max_turns": 10},
+        family="games",
+        num_agents=2,
+        text=True,
+        reference="open_spiel bargaining",
+        description="bargaining (Deal or No Deal): split books, hats and balls valued privately, "
+        "by alternating offers or agree; 10 offers at most, OpenSpiel's 1000 instances",
+    )
+
     # Board games (OpenSpiel tic_tac_toe / connect_four rules and action numbering) and their players.
     for name, cls, desc in (
         ("tic_tac_toe", "TicTacToe", "tic-tac-toe, 3x3, X moves first"),
@@ -136,6 +149,12 @@ def register() -> None:
             {"colours": 1, "hand_size": 2, "max_information_tokens": 3, "max_life_tokens": 1},
             "Hanabi: 1 colour, hands of 2, 3 hint tokens, 1 life (HLE Hanabi-Very-Small)",
         ),
+        (
+            "hanabi_mini",
+            {"colours": 2, "ranks": 2, "hand_size": 3, "max_information_tokens": 3, "max_life_tokens": 3},
+            "Hanabi: 2 colours x 2 ranks (8 cards), hands of 3, 3 hint tokens, 3 lives "
+            "(the mini Hanabi of MARS, Yuan et al. 2025: its HanabiConfig defaults in thu-nics/MARS)",
+        ),
     ):
         register(
             f"{name}-v0",
@@ -147,7 +166,7 @@ def register() -> None:
             reference="open_spiel hanabi",
             description=desc,
         )
-    for name in ("hanabi", "hanabi_small", "hanabi_very_small"):
+    for name in ("hanabi", "hanabi_small", "hanabi_very_small", "hanabi_mini"):
         register_policy(name, "rule", "alem.envs.games.hanabi:RulePlayer")
 
     for name in ("kuhn_poker", "leduc_holdem"):

@@ -1,0 +1,28 @@
+"""Bargaining ("Deal or No Deal"), exact to OpenSpiel's ``bargaining`` (the card is in :mod:`.env`).
+
+The package: :mod:`.types` (constants, the offer table, the instance list, state and
+parameters), :mod:`.env` (the rules and the observation tensors) and :mod:`.text` (rules,
+views, offer names and the parser).
+"""
+
+from alem.envs.games.bargaining.env import Bargaining
+from alem.envs.games.bargaining.types import (
+    AGREE,
+    ITEMS,
+    OFFERS,
+    BargainingParams,
+    BargainingState,
+    load_instances,
+    split_text,
+)
+
+__all__ = [
+    "Bargaining",
+    "BargainingParams",
+    "BargainingState",
+    "AGREE",
+    "ITEMS",
+    "OFFERS",
+    "load_instances",
+    "split_text",
+]
