@@ -20,7 +20,7 @@ __all__ = ["EXTRAS", "missing", "require"]
 EXTRAS: dict[str, tuple[str, ...]] = {
     "train": ("flax", "optax", "distrax", "hydra", "omegaconf", "orbax.checkpoint"),
     "wandb": ("wandb",),
-    "arena": ("flax", "optax", "hydra", "omegaconf", "scipy", "openskill"),
+    "arena": ("flax", "optax", "hydra", "omegaconf", "scipy", "openskill", "mctx"),
     "llm": ("httpx",),
     "llmtrain": ("torch", "transformers", "peft", "gguf"),
     "interop": ("pettingzoo", "gymnasium"),

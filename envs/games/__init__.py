@@ -115,6 +115,9 @@ def register() -> None:
     register_policy("tic_tac_toe", "minimax", "alem.envs.games.tic_tac_toe:MinimaxPlayer")
     register_policy("connect_four", "minimax", "alem.envs.games.connect_four:MinimaxPlayer")
     register_policy("connect_four", "greedy", "alem.envs.games.connect_four:greedy_player")
+    # Tree search on the env's own step (envs/games/mcts.py): one line per turn-based game.
+    for name in ("tic_tac_toe", "connect_four"):
+        register_policy(name, "mcts", "alem.envs.games.mcts:MCTSPlayer")
 
     # Poker (OpenSpiel kuhn_poker / leduc_poker rules and action numbering) and their CFR players.
     register(
