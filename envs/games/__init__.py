@@ -116,7 +116,7 @@ def register() -> None:
     register_policy("connect_four", "minimax", "alem.envs.games.connect_four:MinimaxPlayer")
     register_policy("connect_four", "greedy", "alem.envs.games.connect_four:greedy_player")
     # Tree search on the env's own step (envs/games/mcts.py): one line per turn-based game.
-    for name in ("tic_tac_toe", "connect_four"):
+    for name in ("tic_tac_toe", "connect_four", "bargaining"):
         register_policy(name, "mcts", "alem.envs.games.mcts:MCTSPlayer")
 
     # Poker (OpenSpiel kuhn_poker / leduc_poker rules and action numbering) and their CFR players.

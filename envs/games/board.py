@@ -358,13 +358,19 @@ def glyph_masks(cell: int) -> dict[str, np.ndarray]:
 
 
 def play_games(
-    env: BoardGame, players: Sequence[Policy], key: jax.Array, num_games: int, params: Any = None
+    env: BoardGame,
+    players: Sequence[Policy],
+    key: jax.Array,
+    num_games: int,
+    params: Any = None,
+    max_moves: int | None = None,
 ) -> jax.Array:
     """float32 ``[num_games, 2]`` final returns of a batch of games between two device policies.
 
-    ``players[i]`` plays seat ``i``. Pure and jittable (``num_games`` and the players are
-    static): the games run as one vmapped batch in a ``lax.scan`` over the longest
-    possible game (one move per cell).
+    ``players[i]`` plays seat ``i``. Pure and jittable (``num_games``, the players and
+    ``max_moves`` are static): the games run as one vmapped batch in a ``lax.scan`` over the
+    longest possible game, ``max_moves`` steps (default: one move per cell, for board games;
+    any other two-player turn-based env passes its own bound).
     """
     params = env.default_params if params is None else params
     k_reset, k_play = jax.random.split(key)
@@ -391,5 +397,5 @@ def play_games(
         return (state, ts, ret + ts.reward), None
 
     ret0 = jnp.zeros((num_games, 2), jnp.float32)
-    (_, _, ret), _ = jax.lax.scan(body, (state, ts, ret0), jax.random.split(k_play, env.num_cells))
+    (_, _, ret), _ = jax.lax.scan(body, (state, ts, ret0), jax.random.split(k_play, env.num_cells if max_moves is None else max_moves))
     return ret

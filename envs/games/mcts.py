@@ -16,8 +16,8 @@ reply that looked good; it lost 6-14% of its tic-tac-toe games against random as
 any twice (an optimistic value for unvisited children, as UCT does), with 16 playouts per
 leaf, lost none of 600 as O and 300 as X.
 
-It lives here, next to the games it plays (tic-tac-toe, connect four, and any other
-turn-based game in this family once registered), and is registered per env like the
+It lives here, next to the games it plays (tic-tac-toe, connect four, bargaining, and any
+other turn-based game in this family once registered), and is registered per env like the
 ``minimax`` players (``alem/envs/games/__init__.py``); another turn-based game gets it with
 one line: ``register_policy("<game>", "mcts", "alem.envs.games.mcts:MCTSPlayer")``.
 
@@ -41,6 +41,15 @@ from a node moved by ``i`` to one moved by ``j``:
 - ``discount = sign(i) * sign(j)``: ``-1`` when the turn passes to the other side, ``+1``
   when the same side moves again (games where one player may move twice in a row);
 - ``discount = 0`` into a finished game, so the edge's value is its reward alone.
+
+``r_p`` is the root player's own reward (``objective="own"``) or its margin over the mean of
+the other seats (``"margin"``). In zero-sum games the two rank moves alike. In general-sum
+games the sign flip makes "own" paranoid (the opponent plays only to hurt the root player:
+in bargaining it would never accept a deal), while "margin" is the zero-sum game in which
+every seat plays for its own margin, which the search models exactly; bargaining registers
+"margin". Measured there at 100 simulations against random, 100 deals per seat (2 cores):
+"margin" scored 6.6 and 7.3 points per deal as first and second mover (random 2.7 and 2.5),
+"own" 6.2 and 6.1 (random 4.9 and 4.4); random against random scores 2.0 and 1.8.
 
 A finished game is never stepped again: below a terminal node every transition pays 0
 with discount 0 and keeps the state, and its leaf value is 0 (no playout), so whatever the
@@ -73,6 +82,11 @@ from alem.rollout import random_legal_actions
 
 __all__ = ["MCTSPlayer", "Node", "search"]
 
+#: What the searching seat may maximise (``MCTSPlayer(objective=...)``).
+OBJECTIVES = ("own", "margin")
+#: Per game (the id without its version), the objective used when none is given.
+_DEFAULT_OBJECTIVE: dict[str, str] = {"bargaining": "margin"}
+
 #: Logit of an illegal move in a node's prior (finite: a softmax over an all-illegal terminal
 #: node stays finite; ``exp(-1e9)`` is exactly 0 in float32, so such a move has prior 0).
 _ILLEGAL_LOGIT = -1e9
@@ -104,6 +118,16 @@ def _prior_logits(node: Node) -> jax.Array:
     return jnp.where(legal, 0.0, _ILLEGAL_LOGIT).astype(jnp.float32)
 
 
+def _score(reward: jax.Array, root: int, objective: str) -> jax.Array:
+    """float32 ``[B]``: what the root player maximises of a step's rewards ``[B, N]``: its own
+    reward (``"own"``) or its margin over the mean of the other seats (``"margin"``)."""
+    own = reward[:, root]
+    if objective == "own":
+        return own
+    n = reward.shape[1]
+    return own - (reward.sum(-1) - own) / max(n - 1, 1)
+
+
 def _step(env: MultiAgentEnv, params: Any, keys: jax.Array, node: Node, action: jax.Array):
     """Play ``action`` [B] for each row's mover; finished rows stay as they are and pay 0.
 
@@ -122,9 +146,10 @@ def _step(env: MultiAgentEnv, params: Any, keys: jax.Array, node: Node, action: 
 
 
 def _rollout_return(
-    env: MultiAgentEnv, params: Any, key: jax.Array, node: Node, root: int, steps: int
+    env: MultiAgentEnv, params: Any, key: jax.Array, node: Node, root: int, steps: int, objective: str
 ) -> jax.Array:
-    """float32 ``[B]``: the root player's summed reward over one random playout of ``<= steps`` steps.
+    """float32 ``[B]``: the root player's summed score (:func:`_score`) over one random playout of
+    ``<= steps`` steps.
 
     A ``while_loop`` that stops once every row has finished (or after ``steps`` steps).
     """
@@ -140,19 +165,26 @@ def _rollout_return(
         acts = random_legal_actions(k_act, n.mask)  # [B, N]; the waiting seats' rows give 0
         mover_act = jnp.take_along_axis(acts, _mover(n.acting)[:, None], axis=1)[:, 0]
         n2, reward = _step(env, params, jax.random.split(k_env, b), n, mover_act)
-        return t + 1, k, n2, ret + reward[:, root]
+        return t + 1, k, n2, ret + _score(reward, root, objective)
 
     init = (jnp.int32(0), key, node, jnp.zeros((b,), jnp.float32))
     return jax.lax.while_loop(cond, body, init)[3]
 
 
 def _leaf_value(
-    env: MultiAgentEnv, params: Any, key: jax.Array, node: Node, root: int, steps: int, rollouts: int
+    env: MultiAgentEnv,
+    params: Any,
+    key: jax.Array,
+    node: Node,
+    root: int,
+    steps: int,
+    rollouts: int,
+    objective: str,
 ) -> jax.Array:
     """float32 ``[B]``: a node's value for its mover (see the module docstring); 0 when finished."""
     if steps == 0:
         return jnp.zeros(node.done.shape, jnp.float32)
-    returns = jax.vmap(lambda k: _rollout_return(env, params, k, node, root, steps))(
+    returns = jax.vmap(lambda k: _rollout_return(env, params, k, node, root, steps, objective))(
         jax.random.split(key, rollouts)
     )
     return jnp.where(node.done, 0.0, _sign(node.acting, root) * returns.mean(0))
@@ -180,6 +212,7 @@ def search(
     rollout_steps: int = 100,
     num_rollouts: int = 16,
     pb_c_init: float = 1.25,
+    objective: str = "own",
 ):
     """PUCT search (:func:`mctx.muzero_policy`) from a batch of nodes ``[B]`` for seat ``root``.
 
@@ -196,10 +229,10 @@ def search(
         nxt, reward = _step(env, params, jax.random.split(k_env, b), emb, action)
         before, after = _sign(emb.acting, root), _sign(nxt.acting, root)
         out = mctx.RecurrentFnOutput(
-            reward=jnp.where(emb.done, 0.0, before * reward[:, root]),
+            reward=jnp.where(emb.done, 0.0, before * _score(reward, root, objective)),
             discount=jnp.where(nxt.done, 0.0, before * after),
             prior_logits=_prior_logits(nxt),
-            value=_leaf_value(env, params, k_val, nxt, root, rollout_steps, num_rollouts),
+            value=_leaf_value(env, params, k_val, nxt, root, rollout_steps, num_rollouts, objective),
         )
         return out, nxt
 
@@ -207,7 +240,7 @@ def search(
     logits = _prior_logits(node)
     legal = logits > _ILLEGAL_LOGIT
     invalid = ~legal & legal.any(-1, keepdims=True)  # a row with no legal move: no mask (no NaN)
-    value = _leaf_value(env, params, k_root, node, root, rollout_steps, num_rollouts)
+    value = _leaf_value(env, params, k_root, node, root, rollout_steps, num_rollouts, objective)
     return mctx.muzero_policy(
         params=params,
         rng_key=k_search,
@@ -241,6 +274,13 @@ class MCTSPlayer(Policy):
         num_rollouts: playouts averaged per leaf (default 16; they run as one vmapped batch).
         pb_c_init: PUCT's exploration constant (mctx's default 1.25); values are normalised
             to [0, 1] per node, so it does not depend on the reward scale.
+        objective: what the searching seat maximises (and, by the sign flip, the others
+            minimise): ``"own"`` its own return, or ``"margin"`` its return minus the mean
+            of the other seats' returns. In zero-sum games the two choose the same moves;
+            in general-sum games (bargaining) ``"own"`` assumes opponents that only hurt
+            it, ``"margin"`` opponents that each play for their own margin (a zero-sum game
+            the search models exactly). ``None`` (default): the env's registered choice,
+            ``"own"`` unless the game registers another (see the module docstring).
     """
 
     name = "mcts"
@@ -252,6 +292,7 @@ class MCTSPlayer(Policy):
         rollout_steps: int = 100,
         num_rollouts: int = 16,
         pb_c_init: float = 1.25,
+        objective: str | None = None,
     ):
         require("arena", "the mcts player")
         if env is not None and (not env.turn_based or env.continuous_actions):
@@ -265,6 +306,11 @@ class MCTSPlayer(Policy):
         self.pb_c_init = float(pb_c_init)
         if not self.pb_c_init > 0:
             raise EnvArgumentError(f"MCTSPlayer: pb_c_init must be > 0, got {pb_c_init!r}")
+        if objective is None:
+            objective = _DEFAULT_OBJECTIVE.get(env.id.split("-v")[0], "own") if env is not None else "own"
+        if objective not in OBJECTIVES:
+            raise EnvArgumentError(f"MCTSPlayer: objective must be one of {OBJECTIVES}, got {objective!r}")
+        self.objective = objective
         self.name = f"mcts(sims={self.num_simulations})"
 
     def act(self, key: jax.Array, turn: Turn) -> jax.Array:
@@ -280,5 +326,6 @@ class MCTSPlayer(Policy):
             rollout_steps=self.rollout_steps,
             num_rollouts=self.num_rollouts,
             pb_c_init=self.pb_c_init,
+            objective=self.objective,
         )
         return out.action.astype(jnp.int32)
