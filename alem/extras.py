@@ -22,7 +22,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "wandb": ("wandb",),
     "arena": ("flax", "optax", "hydra", "omegaconf", "scipy", "openskill", "mctx"),
     "llm": ("httpx",),
-    "llmtrain": ("torch", "transformers", "peft", "gguf"),
+    "llmtrain": ("torch", "transformers", "peft", "gguf", "trl"),
     "interop": ("pettingzoo", "gymnasium"),
     "render": ("PIL",),
     "gymnax": ("gymnax",),
