@@ -142,7 +142,7 @@ def _end_reasons(env, states, tss):
 def test_matches_openspiel_step_by_step(name):
     # the default tier's full game: 40 games hold both endings (29 lost every life, 11 ran out of
     # cards at seed 0); the exhaustive sweep below plays 3200
-    num_games = 40 if name == "full_2p" else CONFIGS[name][1]
+    num_games = 40 if name == "full_2p" else CONFIGS[name][1]  # 40: the midgame fixture's batch too
     env, states, tss = lockstep(name, num_games, seed=0)
     life, fw, drawn = _end_reasons(env, states, tss)
     # Both ways a game ends without a perfect score occur: every life lost, and the deck run
@@ -239,7 +239,8 @@ def test_bad_options_are_refused(kwargs, match):
 # ---------------------------------------------------------------------- text
 @pytest.fixture(scope="module")
 def midgame():
-    env, ((state0, _), (_, states, tss)) = playouts((), CONFIGS["full_2p"][1], 0)
+    # the default tier's lock-step batch of the full game (playouts is cached: no second compile)
+    env, ((state0, _), (_, states, tss)) = playouts((), 40, 0)
     # A state some moves in with hints given: game 0 at step 12.
     state = jax.tree.map(lambda x: jnp.asarray(x[0, 12]), states)
     return env, state
