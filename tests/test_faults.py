@@ -178,6 +178,24 @@ def test_a_high_failure_rate_trips_the_breaker_too(ttt, tmp_path, fault_report):
         fault_report(faults=sum(f != "ok" for f in srv.served))
 
 
+def test_a_short_run_whose_every_request_failed_stops_below_the_breakers_thresholds(ttt, tmp_path):
+    # 2 games, about 8 decisions: fewer than the breaker's thresholds (50 in a row, 20 decisions).
+    with FakeChatServer(script="first", faults=["500"] * 100) as srv:
+        players = llm_vs_random(ttt, srv, max_retries=0, max_consecutive_failures=50)
+        with pytest.raises(EvaluationStopped, match="every one of its .* decisions got no reply.*resume=") as e:
+            evaluate(ttt, players, episodes=2, num_envs=2, run_dir=tmp_path, progress=False)
+        assert "\n" not in str(e.value)
+        # Those games were the fallback's: none is kept, and a resume plays them with the model.
+        assert list(read_jsonl(tmp_path / "episodes.jsonl")) == []
+        assert list(read_jsonl(tmp_path / "transcripts.jsonl")) == []
+        srv.faults.clear()
+        res = evaluate(
+            ttt, llm_vs_random(ttt, srv), episodes=2, num_envs=2, run_dir=tmp_path, resume=True, progress=False
+        )
+    assert sorted(r["episode"] for r in read_jsonl(tmp_path / "episodes.jsonl")) == [0, 1]
+    assert res["seats"][0]["llm_api_errors"] == 0
+
+
 def test_seats_that_mostly_fell_back_are_marked_in_the_table(ttt, tmp_path):
     def script(body):
         return "no idea" if body["seed"] % 3 else json.dumps({"action": "a1"})

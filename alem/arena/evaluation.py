@@ -87,9 +87,26 @@ def evaluate(
             if hasattr(p, "transcript"):
                 lent.append((p, p.transcript))  # given back after the run: the writer closes with it
                 p.transcript = transcript
+        counts0 = _failure_counts(players)
         try:
             for record in play(match, todo, progress=progress):
                 ep_log.write(record.to_json())
+            dead = _dead_seats(players, counts0)
+            if dead:
+                # Every decision of a seat fell back because its endpoint never answered: the new
+                # episodes describe the fallback policy, not the model. They are dropped (with
+                # their transcripts), so a resume once the endpoint works plays them again.
+                for f in (ep_log, transcript):
+                    f.close()
+                rewrite_jsonl(run_dir / EPISODES_FILE, lambda r: int(r.get("episode", -1)) in done_eps)
+                rewrite_jsonl(run_dir / TRANSCRIPTS_FILE, lambda r: int(r.get("episode", -1)) in done_eps)
+                raise EvaluationStopped(
+                    f"{'; '.join(dead)}: the run stops rather than score the fallback policy as the model "
+                    f"[the {len(todo)} episodes of this run are dropped, {len(done_eps)} of {episodes} are kept "
+                    f"in {run_dir}; fix the endpoint and continue with `python -m {CLI} resume={run_dir}`]"
+                )
+        except EvaluationStopped:
+            raise
         except AlemError as e:
             raise EvaluationStopped(
                 f"{e} [{ep_log.count + len(done_eps)} of {episodes} episodes are finished and kept in "
@@ -113,3 +130,20 @@ def evaluate(
     results["config"] = config
     write_results(run_dir, results)
     return results
+
+
+def _failure_counts(players: Sequence[Policy]) -> dict[int, tuple[int, int]]:
+    """Per LLM seat: (decisions so far, decisions whose requests failed for good)."""
+    return {i: p.failure_counts() for i, p in enumerate(players) if hasattr(p, "failure_counts")}
+
+
+def _dead_seats(players: Sequence[Policy], before: dict[int, tuple[int, int]]) -> list[str]:
+    """The seats that decided in this run and never got a reply: every one of their decisions is
+    a fallback because the endpoint failed (the circuit breaker's thresholds need more decisions
+    than a short run has, so this is checked at the end whatever the counts)."""
+    out = []
+    for i, (d0, f0) in before.items():
+        d1, f1 = players[i].failure_counts()
+        if d1 > d0 and f1 - f0 == d1 - d0:
+            out.append(f"llm seat {i} ({label_of(players[i])}): every one of its {d1 - d0} decisions got no reply")
+    return out

@@ -370,6 +370,12 @@ class LLMPolicy(Policy):
             self._totals[name] += v
         return action
 
+    def failure_counts(self) -> tuple[int, int]:
+        """(decisions made, decisions whose requests failed for good) since the player was built;
+        the evaluator stops a run in which every decision of this seat failed."""
+        done, bad = self._breaker_counts
+        return done, bad
+
     def _check_breaker(self, failed: bool) -> None:
         """Count a decision; stop the run when requests keep failing (never score a dead endpoint)."""
         in_row, max_rate, min_decisions = self.breaker
