@@ -6,6 +6,8 @@
 - :mod:`alem.text.train.export`: trajectories as chat-format JSONL (arena runs, scripted
   experts); ``python -m alem.text.train.export``.
 - :mod:`alem.text.train.adapters`: rollouts through any chat backend, a TRL-style one-move reward.
+- :mod:`alem.text.train.trl_env`: ``AlemRollout``, whole episodes as the multi-turn rollouts of
+  TRL's ``GRPOTrainer`` (its ``rollout_func``; the ``llmtrain`` extra).
 - :mod:`alem.text.train.grpo`: GRPO's game side without torch (opponents, seeds, groups,
   summaries). The repository's ``examples/grpo_demo.py`` (not in the wheel) trains a LoRA
   chat model in torch with them (``python -m examples.grpo_demo``, the ``llmtrain`` extra).
