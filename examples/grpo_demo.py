@@ -90,14 +90,15 @@ from alem.text.train.grpo import (
 )
 from examples.lora_policy import LORA_TARGETS, LoRAChatPolicy, play, require_torch, train_step
 
-__all__ = ["RESULTS_FILE", "run", "main"]
+__all__ = ["RESULTS_FILE", "check_out", "positive", "versions", "machine", "run", "main"]
 
 CLI = "examples.grpo_demo"
 RESULTS_FILE = "results.json"
 
 
 # ---------------------------------------------------------------------------- the run
-def _check_out(out: str | Path) -> Path:
+def check_out(out: str | Path) -> Path:
+    """``out`` as a path, refused (:class:`~alem.errors.RunDirError`) when it already holds files."""
     from alem.rundir import refuse_occupied
 
     path = Path(out)
@@ -105,7 +106,8 @@ def _check_out(out: str | Path) -> Path:
     return path
 
 
-def _positive(name: str, value: Any) -> None:
+def positive(name: str, value: Any) -> None:
+    """Refuse ``--name`` unless it is an integer >= 1."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ConfigError(f"--{name.replace('_', '-')} must be an integer >= 1, got {value!r}")
 
@@ -120,7 +122,7 @@ def _check_args(a: argparse.Namespace) -> None:
         "lora_rank",
         "threads",
     ):
-        _positive(name, getattr(a, name))
+        positive(name, getattr(a, name))
     if a.steps < 0:
         raise ConfigError(f"--steps must be >= 0, got {a.steps}")
     if a.group_size < 2:
@@ -131,7 +133,8 @@ def _check_args(a: argparse.Namespace) -> None:
         raise ConfigError("--lr must be > 0; --kl-coef and --invalid-penalty must be >= 0")
 
 
-def _versions() -> dict[str, str]:
+def versions() -> dict[str, str]:
+    """Installed versions of the model stack (``-``: not installed), for results.json."""
     from importlib.metadata import PackageNotFoundError, version
 
     out = {}
@@ -143,10 +146,21 @@ def _versions() -> dict[str, str]:
     return out
 
 
+def machine(threads: int) -> dict[str, Any]:
+    """The machine a run measured its timings on, for results.json."""
+    return {
+        "cpus": os.cpu_count(),
+        "torch_threads": threads,
+        "processor": platform.processor() or platform.machine(),
+        "python": platform.python_version(),
+        "versions": versions(),
+    }
+
+
 def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> dict[str, Any]:
     """Train and evaluate as ``args`` say (see :func:`main`); returns what ``results.json`` holds."""
     _check_args(args)
-    out = _check_out(args.out)
+    out = check_out(args.out)
     torch, _, _ = require_torch()
     import alem
     from alem.text.train.pool import TextEnvPool
@@ -298,13 +312,7 @@ def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> dict[st
             "eval_after_s": sum(after[m]["seconds"] for m in after),
             "total_s": time.perf_counter() - t0,
         },
-        "machine": {
-            "cpus": os.cpu_count(),
-            "torch_threads": args.threads,
-            "processor": platform.processor() or platform.machine(),
-            "python": platform.python_version(),
-            "versions": _versions(),
-        },
+        "machine": machine(args.threads),
         "command": f"python -m {CLI} {shlex.join(args.argv)}",
     }
     from alem.json_values import jsonable
