@@ -12,7 +12,14 @@ from typing import Any
 from alem.arena.stats import HIGH_FALLBACK_RATE
 from alem.rundir import write_atomic
 
-__all__ = ["CSV_COLUMNS", "RATING_COLUMNS", "write_results", "format_table", "write_tournament_results", "format_tournament"]
+__all__ = [
+    "CSV_COLUMNS",
+    "RATING_COLUMNS",
+    "write_results",
+    "format_table",
+    "write_tournament_results",
+    "format_tournament",
+]
 
 #: The per-seat columns of ``results.csv`` (after ``env_id``), in order.
 CSV_COLUMNS = [
@@ -47,18 +54,18 @@ CSV_COLUMNS = [
 def write_results(run_dir: str | Path, results: dict[str, Any]) -> None:
     """Write ``results`` (from :func:`~alem.arena.stats.summarize_run`) as ``results.json`` and
     ``results.csv`` in ``run_dir``, each atomically."""
-    _write_json_and_csv(Path(run_dir), results, "seats", CSV_COLUMNS, "results.csv")
+    _write_json_and_csv(Path(run_dir), results, results["seats"], CSV_COLUMNS, "results.csv")
 
 
 def _write_json_and_csv(
-    run_dir: Path, results: dict[str, Any], rows: str, columns: list[str], csv_name: str
+    run_dir: Path, results: dict[str, Any], rows: list[dict[str, Any]], columns: list[str], csv_name: str
 ) -> None:
-    """``results.json``, and ``results[rows]`` as the CSV ``csv_name`` (``env_id`` first), atomically."""
+    """``results.json``, and ``rows`` as the CSV ``csv_name`` (``env_id`` first), atomically."""
     write_atomic(run_dir / "results.json", json.dumps(results, indent=2, default=str) + "\n")
     buf = io.StringIO(newline="")
     w = csv.DictWriter(buf, fieldnames=["env_id", *columns], extrasaction="ignore")
     w.writeheader()
-    for row in results[rows]:
+    for row in rows:
         w.writerow({"env_id": results["env_id"], **{k: row.get(k) for k in columns}})
     write_atomic(run_dir / csv_name, buf.getvalue())
 
@@ -128,34 +135,84 @@ def _table_row(s: dict[str, Any]) -> list[str]:
     ]
 
 
-#: The columns of a tournament's ``ratings.csv``, in order.
-RATING_COLUMNS = ["label", "elo", "ci_low", "ci_high", "mu", "sigma", "games", "wins", "draws", "losses"]
+#: The columns of a tournament's ``ratings.csv``, in order; then one ``vs <player>`` column per
+#: player (the payoff matrix's row: the mean return against that player).
+RATING_COLUMNS = [
+    "label",
+    "payoff",
+    "payoff_ci95",
+    "nash_weight",
+    "nash_payoff",
+    "elo",
+    "ci_low",
+    "ci_high",
+    "mu",
+    "sigma",
+    "games",
+    "wins",
+    "draws",
+    "losses",
+]
 
 
 def write_tournament_results(run_dir: str | Path, results: dict[str, Any]) -> None:
     """Write a tournament's ``results.json`` and ``ratings.csv`` in ``run_dir``, each atomically."""
-    _write_json_and_csv(Path(run_dir), results, "ratings", RATING_COLUMNS, "ratings.csv")
+    players = results["players"]
+    vs = [f"vs {p}" for p in players]
+    matrix = results.get("payoff_matrix")
+    rows = []
+    for r in results["ratings"]:
+        row = dict(r)
+        if matrix is not None:
+            row.update(zip(vs, matrix[players.index(r["label"])], strict=True))
+        rows.append(row)
+    _write_json_and_csv(Path(run_dir), results, rows, RATING_COLUMNS + vs, "ratings.csv")
+
+
+def _pm(x: float | None, ci: float | None) -> str:
+    return "-" if x is None else f"{x:+.3f}" + ("" if ci is None else f" ± {ci:.3f}")
+
+
+def _grid(lines: list[str], title: str, names: list[str], cells: list[list[str]]) -> None:
+    short = [n if len(n) <= 12 else n[:11] + "~" for n in names]
+    first = max(len(n) for n in short)
+    col = max(6, *(len(n) for n in short), *(len(c) for row in cells for c in row))
+    lines.append(title)
+    lines.append(" " * first + "  " + "  ".join(n.rjust(col) for n in short))
+    for name, row in zip(short, cells, strict=True):
+        lines.append(name.ljust(first) + "  " + "  ".join(c.rjust(col) for c in row))
 
 
 def format_tournament(results: dict[str, Any]) -> str:
-    """A tournament's ratings, one row per player (best first), then the pairwise score matrix."""
+    """A tournament's ranking, one row per player (best first: by payoff, see
+    :mod:`alem.arena.payoffs`), then the payoff matrix (and, for win/lose games, the score matrix)."""
     expl = results.get("exploitability")
     perfect = results.get("vs_perfect")
-    head = ["player", "Elo", "95% CI", "OpenSkill mu ± sigma", "games", "W/D/L"]
+    nash = results.get("ranked_by") == "nash_payoff"
+    win_lose = results.get("win_lose", True)
+    head = ["player", "payoff vs pool (95% CI)"]
+    if nash:
+        head += ["Nash weight", "Nash payoff"]
+    head += ["games"]
+    if win_lose:
+        head += ["Elo", "95% CI", "OpenSkill mu ± sigma", "W/D/L"]
     if perfect:
         head.append(f"vs {perfect['player']} W/D/L")
     if expl:
         head.append("exploitability")
     rows = []
     for r in results["ratings"]:
-        row = [
-            r["label"],
-            f"{r['elo']:+.0f}",
-            f"[{r['ci_low']:+.0f}, {r['ci_high']:+.0f}]" if r.get("ci_low") is not None else "-",
-            f"{r['mu']:.1f} ± {r['sigma']:.1f}",
-            str(r["games"]),
-            f"{r['wins']}/{r['draws']}/{r['losses']}",
-        ]
+        row = [r["label"], _pm(r.get("payoff"), r.get("payoff_ci95"))]
+        if nash:
+            row += [_f(r.get("nash_weight"), ".2f"), _f(r.get("nash_payoff"), "+.3f")]
+        row.append(str(r["games"]))
+        if win_lose:
+            row += [
+                f"{r['elo']:+.0f}",
+                f"[{r['ci_low']:+.0f}, {r['ci_high']:+.0f}]" if r.get("ci_low") is not None else "-",
+                f"{r['mu']:.1f} ± {r['sigma']:.1f}",
+                f"{r['wins']}/{r['draws']}/{r['losses']}",
+            ]
         if perfect:
             wdl = perfect["win_draw_loss"].get(r["label"])
             row.append("/".join(map(str, wdl)) if wdl else "-")
@@ -171,15 +228,23 @@ def format_tournament(results: dict[str, Any]) -> str:
         "  ".join(h.ljust(wd) for h, wd in zip(head, widths, strict=True)),
     ]
     lines += ["  ".join(str(c).ljust(wd) for c, wd in zip(r, widths, strict=True)) for r in rows]
-    lines.append(
-        "Elo: Bradley-Terry maximum likelihood (a draw is half a win), 95% bootstrap CI over games; "
-        "a game is won by the higher return"
+    note = "ranked by " + (
+        "Nash-averaged payoff (the payoff against the pool's maximum-entropy Nash mixture), then payoff"
+        if nash
+        else "mean payoff against the pool (each opponent weighted equally)"
     )
-    short = [n if len(n) <= 12 else n[:11] + "~" for n in results["players"]]
-    first, col = max(len(n) for n in short), max(6, *(len(n) for n in short))
-    lines.append("mean score of row against column (1: always won, 0.5: even):")
-    lines.append(" " * first + "  " + "  ".join(n.rjust(col) for n in short))
-    for name, row in zip(short, results["pairwise_score"], strict=True):
-        cells = ("-" if v is None else f"{v:.2f}" for v in row)
-        lines.append(name.ljust(first) + "  " + "  ".join(c.rjust(col) for c in cells))
+    if win_lose:
+        note += "; Elo: Bradley-Terry maximum likelihood on games won (a draw is half), 95% bootstrap CI"
+    lines.append(note)
+    players = results["players"]
+    if results.get("payoff_matrix") is not None:
+        ci = results.get("payoff_ci95") or [[None] * len(players)] * len(players)
+        cells = [
+            [_pm(v, c) if v is not None else "-" for v, c in zip(row, crow, strict=True)]
+            for row, crow in zip(results["payoff_matrix"], ci, strict=True)
+        ]
+        _grid(lines, "mean payoff of row against column (95% CI):", players, cells)
+    if win_lose:
+        cells = [["-" if v is None else f"{v:.2f}" for v in row] for row in results["pairwise_score"]]
+        _grid(lines, "mean score of row against column (1: always won, 0.5: even):", players, cells)
     return "\n".join(lines)

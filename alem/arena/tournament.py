@@ -10,8 +10,12 @@ Each pairing is an ordinary arena run in ``<run dir>/matches/<k>_<a>__<b>/`` (it
 ``episodes.jsonl`` and results), so an interrupted tournament resumes exactly: finished
 pairings are kept, the interrupted one finishes its missing episodes, the rest are played.
 The tournament's ``results.json`` and ``ratings.csv`` are computed from those files alone
-(:func:`tournament_results`): per player Bradley–Terry Elo with a bootstrap CI and OpenSkill
-(:mod:`alem.arena.ratings`), W/D/L, and the pairwise score matrix; for Kuhn and Leduc poker
+(:func:`tournament_results`): what the games pay (:mod:`alem.arena.payoffs`: the payoff matrix
+with CIs, each player's payoff against the pool, Nash averaging for zero-sum round robins,
+normalized relative advantage, each seating's mean returns), which orders the players; per
+player Bradley–Terry Elo with a bootstrap CI and OpenSkill (:mod:`alem.arena.ratings`, on
+games won: shown beside the payoff for games that are only won, drawn or lost), W/D/L, and
+the pairwise score matrix; for Kuhn and Leduc poker
 each player's exploitability, and for any env the result against its perfect player
 (tic-tac-toe's minimax) when that player is in the pool.
 
@@ -29,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from alem.arena.evaluation import evaluate
+from alem.arena.payoffs import nash_average, payoff_matrix, pool_payoff, relative_advantage
 from alem.arena.players import label_of
 from alem.core import MultiAgentEnv
 from alem.engine.record import EPISODES_FILE, Match, read_episodes
@@ -43,6 +48,7 @@ __all__ = [
     "pairings",
     "play_tournament",
     "games_of",
+    "payoffs_of",
     "tournament_results",
 ]
 
@@ -147,16 +153,24 @@ def play_tournament(t: Tournament, run_dir: str | Path, *, progress: bool = True
         )
 
 
-def games_of(t: Tournament, run_dir: str | Path) -> list[tuple[int, int, float]]:
-    """Every finished game as ``(first seat's player, second seat's player, first seat's score)``,
-    score 1 / 0.5 / 0 for a higher / equal / lower return, in seating and episode order."""
+def payoffs_of(t: Tournament, run_dir: str | Path) -> list[list[tuple[int, int, float, float]]]:
+    """Per seating, every finished game as ``(first seat's player, second seat's player, first
+    seat's return, second seat's return)``, in episode order."""
     out = []
     for k, (a, b) in enumerate(t.seatings):
         eps = read_episodes(t.match_dir(Path(run_dir), k) / EPISODES_FILE, below=t.episodes)
-        for e in sorted(eps):
-            r0, r1 = eps[e].returns[:2]
-            out.append((a, b, 1.0 if r0 > r1 else 0.5 if r0 == r1 else 0.0))
+        out.append([(a, b, float(eps[e].returns[0]), float(eps[e].returns[1])) for e in sorted(eps)])
     return out
+
+
+def games_of(t: Tournament, run_dir: str | Path) -> list[tuple[int, int, float]]:
+    """Every finished game as ``(first seat's player, second seat's player, first seat's score)``,
+    score 1 / 0.5 / 0 for a higher / equal / lower return, in seating and episode order."""
+    return [
+        (a, b, 1.0 if r0 > r1 else 0.5 if r0 == r1 else 0.0)
+        for seating in payoffs_of(t, run_dir)
+        for a, b, r0, r1 in seating
+    ]
 
 
 def _perfect_column(t: Tournament, games: Sequence[tuple[int, int, float]]) -> tuple[str, dict] | None:
@@ -172,6 +186,35 @@ def _perfect_column(t: Tournament, games: Sequence[tuple[int, int, float]]) -> t
     return name, {t.labels[i]: v for i, v in wdl.items()}
 
 
+def _headline(row: dict[str, Any]) -> tuple[float, float]:
+    """The ranking's sort key: the Nash-averaged payoff where there is one (the players in the
+    equilibrium's support tie at its value), then the payoff against the pool; best first."""
+
+    def down(x: float | None) -> float:
+        return np.inf if x is None or not np.isfinite(x) else -round(x, 9)
+
+    return down(row["nash_payoff"]) if row["nash_payoff"] is not None else 0.0, down(row["payoff"])
+
+
+def _seating_row(labels: list[str], seating: tuple[int, int], games: list) -> dict[str, Any]:
+    """One seating's games: each seat's mean return with a 95% half-width (Student t), and NRA."""
+    from scipy import stats
+
+    ret = np.array([g[2:] for g in games], float).reshape(-1, 2)
+    k = ret.shape[0]
+    half = stats.t.ppf(0.975, k - 1) * ret.std(0, ddof=1) / np.sqrt(k) if k > 1 else np.full(2, np.nan)
+    size = np.abs(ret).sum()
+    return {
+        "players": [labels[seating[0]], labels[seating[1]]],
+        "games": k,
+        "return_mean": jsonable(ret.mean(0) if k else np.full(2, np.nan)),
+        "return_ci95": jsonable(half),
+        "relative_advantage": float((ret[:, 0] - ret[:, 1]).sum() / size)
+        if size > 0
+        else (0.0 if k else None),
+    }
+
+
 def _exploitability(t: Tournament) -> dict[str, float | None] | None:
     from alem.envs.games.exploitability import player_exploitability
 
@@ -184,11 +227,26 @@ def tournament_results(t: Tournament, run_dir: str | Path, *, bootstrap: int = 2
     the game-theoretic columns (see the module docstring)."""
     from alem.arena.ratings import Game, rate, win_matrix
 
-    raw = games_of(t, run_dir)
+    by_seating = payoffs_of(t, run_dir)
+    paid = [g for seating in by_seating for g in seating]
+    raw = [(a, b, 1.0 if r0 > r1 else 0.5 if r0 == r1 else 0.0) for a, b, r0, r1 in paid]
     games = [Game(a, b, s) for a, b, s in raw]
     labels = t.labels
+    n = len(labels)
     rows = rate(games, labels, reps=bootstrap, seed=t.seed)
-    scores, counts = win_matrix(games, len(labels))
+    scores, counts = win_matrix(games, n)
+    pm = payoff_matrix(paid, n)
+    pool, pool_ci = pool_payoff(pm)
+    nash = nash_average(pm["mean"]) if t.env.zero_sum and t.mode == "round_robin" else None
+    # Elo and OpenSkill count games won; they rank alongside the payoff only where a game is
+    # just won, drawn or lost (zero-sum, every return -1, 0 or 1).
+    win_lose = bool(t.env.zero_sum) and all(r in (-1.0, 0.0, 1.0) for g in paid for r in g[2:])
+    for r in rows:
+        i = r["player"]
+        r["payoff"], r["payoff_ci95"] = float(pool[i]), float(pool_ci[i])
+        r["nash_weight"] = None if nash is None else float(nash[0][i])
+        r["nash_payoff"] = None if nash is None else float(nash[1][i])
+    rows.sort(key=_headline)
     out: dict[str, Any] = {
         "env_id": t.env.id,
         "mode": t.mode,
@@ -197,7 +255,15 @@ def tournament_results(t: Tournament, run_dir: str | Path, *, bootstrap: int = 2
         "episodes_per_seating": t.episodes,
         "games": len(games),
         "complete": len(games) == t.episodes * len(t.seatings),
+        "ranked_by": "nash_payoff" if nash is not None else "payoff",
+        "win_lose": win_lose,
         "ratings": jsonable(rows),
+        "payoff_matrix": jsonable(pm["mean"]),
+        "payoff_ci95": jsonable(pm["ci95"]),
+        "relative_advantage": jsonable(relative_advantage(paid, n)),
+        "pairings": [
+            _seating_row(labels, s, games_k) for s, games_k in zip(t.seatings, by_seating, strict=True)
+        ],
         "pairwise_score": jsonable(np.where(counts > 0, scores, np.nan)),
         "pairwise_games": counts.astype(int).tolist(),
     }

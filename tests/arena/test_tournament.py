@@ -81,7 +81,9 @@ def test_cli_round_robin_writes_ratings_and_refuses_bad_input_before_writing(tmp
     assert [r["label"] for r in out["ratings"]] == ["minimax", "random"]
     saved = json.loads((tmp_path / "t" / "results.json").read_text())
     assert saved["ratings"] == out["ratings"] and saved["config"]["mode"] == "round_robin"
-    assert (tmp_path / "t" / "ratings.csv").read_text().splitlines()[0].startswith("env_id,label,elo")
+    head = (tmp_path / "t" / "ratings.csv").read_text().splitlines()[0]
+    assert head.startswith("env_id,label,payoff,payoff_ci95,nash_weight,nash_payoff,elo,")
+    assert head.endswith(",vs minimax,vs random")
 
     with pytest.raises(ConfigError, match="panel="):
         run(cfg("env.id=tic_tac_toe-v0", "mode=gauntlet", "players=[random]"), tmp_path / "g")
@@ -92,13 +94,36 @@ def test_cli_round_robin_writes_ratings_and_refuses_bad_input_before_writing(tmp
     assert not any((tmp_path / d).exists() for d in ("g", "u", "m"))
 
 
-def test_poker_tournament_adds_each_players_exploitability(tmp_path):
+def test_poker_tournament_ranks_by_chips_with_the_payoff_matrix_and_exploitability(tmp_path):
+    # random first in the pool: the ranking, not the order given, puts CFR on top.
     out = run(
-        cfg("env.id=kuhn_poker-v0", "mode=round_robin", "players=[nash,random]", "episodes=4"), tmp_path / "k"
+        cfg("env.id=kuhn_poker-v0", "mode=round_robin", "players=[random,cfr]", "episodes=400", "num_envs=200"),
+        tmp_path / "k",
     )
     expl = out["exploitability"]
-    assert expl["nash"] < 1e-5 and expl["random"] == pytest.approx(11 / 24, abs=1e-9)
-    assert "exploitability" in format_tournament(out)
+    assert expl["cfr"] < 1e-3 and expl["random"] == pytest.approx(11 / 24, abs=1e-9)
+    assert out["ranked_by"] == "nash_payoff" and not out["win_lose"]
+    top, bottom = out["ratings"]
+    assert top["label"] == "cfr" and top["nash_weight"] == pytest.approx(1.0, abs=1e-6)
+    assert top["payoff"] - top["payoff_ci95"] > 0  # CFR takes chips from random: the CI is above 0
+    # The payoff matrix against the episodes files: CFR's mean chips over both seatings.
+    chips = []
+    for k, (first, _) in enumerate(out["seatings"]):
+        seat = 0 if first == "cfr" else 1
+        eps = read_episodes(tmp_path / "k" / "matches" / f"{k:03d}_{out['seatings'][k][0]}__{out['seatings'][k][1]}" / EPISODES_FILE)
+        chips += [e.returns[seat] for e in eps.values()]
+    cfr, rnd = out["players"].index("cfr"), out["players"].index("random")
+    m = out["payoff_matrix"]
+    assert len(chips) == 800 and m[cfr][rnd] == pytest.approx(sum(chips) / 800)
+    assert m[rnd][cfr] == pytest.approx(-m[cfr][rnd]) and m[cfr][cfr] is None
+    nra = out["relative_advantage"][cfr][rnd]
+    assert nra == pytest.approx(sum(chips) / sum(abs(c) for c in chips))  # zero-sum: gain over stakes
+    assert [p["players"] for p in out["pairings"]] == out["seatings"]
+    assert all(p["games"] == 400 and p["return_ci95"][0] > 0 for p in out["pairings"])
+    text = format_tournament(out)
+    assert "mean payoff of row against column" in text and "exploitability" in text
+    assert "Elo" not in text  # hands won are not what poker pays
+    assert text.index("cfr  ") < text.index("random  ")
 
 
 def test_cli_resume_finishes_a_killed_tournament_without_replaying_a_game(tmp_path):
