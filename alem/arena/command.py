@@ -93,6 +93,7 @@ def run(cfg: DictConfig, output_dir: str | Path, overrides: list[str] | None = N
             num_envs=cfg.num_envs,
             seed=cfg.seed,
             max_steps=cfg.get("max_steps"),
+            openings=cfg.get("openings"),
             run_dir=run_dir,
             labels=labels,
             config=_redacted(current),
@@ -125,6 +126,7 @@ def _run_tournament(
             num_envs=cfg.num_envs,
             seed=cfg.seed,
             max_steps=cfg.get("max_steps"),
+            openings=cfg.get("openings"),
             mode=mode,
         )
         for p in pool:  # start players and check LLM endpoints before anything is written
@@ -193,6 +195,8 @@ def _resumed_config(cfg: DictConfig, run_dir: Path, overrides: list[str]) -> Dic
             f"resume={run_dir}: the run's {hidden[0]} held credentials, which are never saved; "
             f"give it again (e.g. llm.base_url=...) to resume"
         )
+    if "openings" not in saved:  # saved before the option existed: its games had no openings
+        OmegaConf.update(saved, "openings", 0, force_add=True)
     saved.resume = str(run_dir)
     return saved
 

@@ -34,6 +34,7 @@ def evaluate(
     seed: int = 0,
     max_steps: int | None = None,
     params: Any = None,
+    openings: int | None = None,
     run_dir: str | Path,
     labels: Sequence[str] | None = None,
     config: dict | None = None,
@@ -45,10 +46,21 @@ def evaluate(
     A new run (``resume=False``) needs a ``run_dir`` that holds nothing yet
     (:func:`alem.rundir.claim`); ``resume=True`` keeps the episodes already in
     ``run_dir/episodes.jsonl`` and plays the rest. Players are started (LLM health
-    checks) before anything is written; ``config`` is saved as ``config.yaml``.
+    checks) before anything is written; ``config`` is saved as ``config.yaml``. ``openings``:
+    random plies before the players move (:class:`~alem.engine.record.Match`; None: the env's
+    default, :func:`~alem.engine.record.default_openings`).
     Returns the dict written to ``results.json`` (see :func:`~alem.arena.stats.summarize_run`).
     """
-    match = Match(env, players, episodes, num_envs=num_envs, seed=seed, max_steps=max_steps, params=params)
+    match = Match(
+        env,
+        players,
+        episodes,
+        num_envs=num_envs,
+        seed=seed,
+        max_steps=max_steps,
+        params=params,
+        openings=openings,
+    )
     players = match.players
     labels = list(labels) if labels is not None else [label_of(p) for p in players]
     run_dir = Path(run_dir).resolve()

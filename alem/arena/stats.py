@@ -99,6 +99,8 @@ def summarize_run(
         "zero_sum": zero_sum,
         "episode_length_mean": jsonable(np.mean([r.length for r in records])) if records else None,
         "episodes_cut": int(sum(r.cut for r in records)),
+        # equal move sequences (openings included) are one game; None: records without digests
+        "distinct_games": len({r.game for r in records}) if all(r.game for r in records) else None,
         "seats": seats,
         "alem_version": alem.__version__,
         "jax_version": jax.__version__,

@@ -92,6 +92,11 @@ def format_table(results: dict[str, Any]) -> str:
     lines = [
         f"{results['env_id']}: {results['episodes']} episodes"
         + (
+            f" ({results['distinct_games']} distinct games)"
+            if results.get("distinct_games") is not None
+            else ""
+        )
+        + (
             f", cost {sum(s.get('cost') or 0 for s in results['seats']):.4f}"
             if any("cost" in s for s in results["seats"])
             else ""
@@ -224,6 +229,7 @@ def format_tournament(results: dict[str, Any]) -> str:
         f"{results['env_id']} {results['mode']}: {len(results['players'])} players, "
         f"{len(results['seatings'])} seatings x {results['episodes_per_seating']} episodes "
         f"(the same deals from every seat), {results['games']} games"
+        + (f" ({results['distinct_games']} distinct)" if results.get("distinct_games") is not None else "")
         + ("" if results["complete"] else " (incomplete)"),
         "  ".join(h.ljust(wd) for h, wd in zip(head, widths, strict=True)),
     ]

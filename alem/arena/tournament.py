@@ -88,6 +88,7 @@ class Tournament:
     seed: int = 0
     max_steps: int | None = None
     mode: str = "round_robin"
+    openings: int | None = None
 
     def __post_init__(self) -> None:
         if self.env.num_agents != 2:
@@ -112,6 +113,7 @@ class Tournament:
             num_envs=self.num_envs,
             seed=self.seed,
             max_steps=self.max_steps,
+            openings=self.openings,
         )
 
     @property
@@ -145,6 +147,7 @@ def play_tournament(t: Tournament, run_dir: str | Path, *, progress: bool = True
             num_envs=t.num_envs,
             seed=t.seed,
             max_steps=t.max_steps,
+            openings=t.openings,
             run_dir=match_dir,
             labels=[t.labels[a], t.labels[b]],
             config={"pairing": k, "players": [t.labels[a], t.labels[b]]},
@@ -184,6 +187,19 @@ def _perfect_column(t: Tournament, games: Sequence[tuple[int, int, float]]) -> t
             me, score = (a, s) if b == ref else (b, 1.0 - s)
             wdl[me][0 if score == 1.0 else 1 if score == 0.5 else 2] += 1
     return name, {t.labels[i]: v for i, v in wdl.items()}
+
+
+def _distinct_games(t: Tournament, run_dir: str | Path) -> int | None:
+    """Different games over all seatings (a seating's equal move sequences are one game);
+    None when some episode has no digest (written before digests existed)."""
+    seen = set()
+    for k in range(len(t.seatings)):
+        eps = read_episodes(t.match_dir(Path(run_dir), k) / EPISODES_FILE, below=t.episodes)
+        for e in eps.values():
+            if e.game is None:
+                return None
+            seen.add((k, e.game))
+    return len(seen)
 
 
 def _headline(row: dict[str, Any]) -> tuple[float, float]:
@@ -228,6 +244,7 @@ def tournament_results(t: Tournament, run_dir: str | Path, *, bootstrap: int = 2
     from alem.arena.ratings import Game, rate, win_matrix
 
     by_seating = payoffs_of(t, run_dir)
+    distinct = _distinct_games(t, run_dir)
     paid = [g for seating in by_seating for g in seating]
     raw = [(a, b, 1.0 if r0 > r1 else 0.5 if r0 == r1 else 0.0) for a, b, r0, r1 in paid]
     games = [Game(a, b, s) for a, b, s in raw]
@@ -255,6 +272,7 @@ def tournament_results(t: Tournament, run_dir: str | Path, *, bootstrap: int = 2
         "episodes_per_seating": t.episodes,
         "games": len(games),
         "complete": len(games) == t.episodes * len(t.seatings),
+        "distinct_games": distinct,
         "ranked_by": "nash_payoff" if nash is not None else "payoff",
         "win_lose": win_lose,
         "ratings": jsonable(rows),

@@ -10,6 +10,7 @@ keys (:func:`episode_key`, from ``seed`` and ``e``, not from the batch layout).
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -23,6 +24,7 @@ from alem.core import TimeStep
 from alem.engine.record import EpisodeRecord, Match
 from alem.engine.sync import gather_or_cancel, run_sync
 from alem.policies import Turn, host_view
+from alem.rollout import random_legal_actions
 
 __all__ = ["episode_key", "LockStep", "play"]
 
@@ -52,13 +54,36 @@ class LockStep:
 
     def __init__(self, match: Match):
         env, params, players, limit = match.env, match.params, match.players, match.max_steps
+        openings = match.openings
         self.num_agents = env.num_agents
         device_seats = match.device_seats
         n_keys = 1 + len(device_seats)
 
-        def reset_rows(k_env, episodes):
+        def open_rows(k_env, episodes):
+            """Reset rows, then play the match's random opening plies; also the moves ``[B, k]``
+            (-1: a ply skipped because it would have ended the game)."""
             keys = jax.vmap(episode_key, in_axes=(None, 0, None))(k_env, episodes, 0)
-            return jax.vmap(env.reset, in_axes=(0, None))(keys, params)
+            state, ts = jax.vmap(env.reset, in_axes=(0, None))(keys, params)
+            if not openings:
+                return state, ts, jnp.zeros((episodes.shape[0], 0), jnp.int32)
+
+            def ply(carry, j):
+                state, ts = carry
+                # The opening's own stream, from the reset key: (seed, episode) alone.
+                k = jax.vmap(lambda kk: jax.random.split(jax.random.fold_in(kk, j + 1)))(keys)
+                acts = jax.vmap(random_legal_actions)(k[:, 0], ts.action_mask)
+                nxt = jax.vmap(env.step, in_axes=(0, 0, 0, None))(k[:, 1], state, acts, params)
+                keep = ~nxt[1].done  # a ply that would end the game is skipped
+                mover = jnp.argmax(ts.acting, axis=-1)
+                move = jnp.where(keep, jnp.take_along_axis(acts, mover[:, None], axis=1)[:, 0], -1)
+                return _select(keep, nxt, (state, ts)), move
+
+            (state, ts), moves = jax.lax.scan(ply, (state, ts), jnp.arange(openings))
+            return state, ts, moves.T
+
+        def reset_rows(k_env, episodes):
+            state, ts, _ = open_rows(k_env, episodes)
+            return state, ts
 
         def device_act(key, i, policy, state, ts, active, episodes):
             def one(k, e, st, tstep, act):
@@ -93,6 +118,8 @@ class LockStep:
             return _select(renew, fresh_state, state), _select(renew, fresh_ts, step_ts), out
 
         self.advance = jax.jit(advance)
+        #: ``(k_env, episodes [B]) -> moves [B, openings]``: each episode's opening plies.
+        self.opening_moves = jax.jit(lambda k_env, episodes: open_rows(k_env, episodes)[2])
         self._reset_shapes = jax.eval_shape(reset_rows, jax.random.key(0), jnp.zeros((1,), jnp.int32))
 
     def blank(self, b: int) -> tuple[Any, TimeStep]:
@@ -142,6 +169,7 @@ def play(match: Match, episodes: Iterable[int], *, progress: bool = False) -> It
     todo = deque(episodes)
     if not todo:
         return
+    requested = list(todo)
     env, params, players = match.env, match.params, match.players
     n = env.num_agents
     b = min(match.num_envs, len(todo))
@@ -159,6 +187,14 @@ def play(match: Match, episodes: Iterable[int], *, progress: bool = False) -> It
     total = len(todo) + int((row_ep >= 0).sum() + (row_next >= 0).sum())
     finished, step_index, last_print = 0, 0, time.perf_counter()
     host_base = jax.random.fold_in(jax.random.key(match.seed), 2**31)  # host seats' keys (LLMs ignore them)
+    opening = _openings(prog, k_env, requested, b) if match.openings else {}
+
+    def start(r: int) -> Any:  # the digest of row r's game: its opening, then every move
+        h = hashlib.blake2b(digest_size=8)
+        h.update(np.asarray(opening.get(int(row_ep[r]), ()), np.int32).tobytes() + b"|")
+        return h
+
+    games = [start(r) for r in range(b)]
     while (row_ep >= 0).any():
         running = row_ep >= 0
         acting = np.asarray(h_ts.acting, bool) & running[:, None]
@@ -192,6 +228,10 @@ def play(match: Match, episodes: Iterable[int], *, progress: bool = False) -> It
         step_index += 1
         returns[running] += h_out["reward"][running]
         illegal += np.asarray(h_out["illegal"], bool) & acting
+        moved = np.asarray(h_out["actions"], np.int32)
+        for r in np.flatnonzero(acting.any(1)):
+            seats = np.flatnonzero(acting[r])
+            games[r].update(np.stack([seats, moved[r, seats]]).astype(np.int32).tobytes())
         t[running] += 1
         for r in np.flatnonzero(np.asarray(h_out["done"]) & running):
             ep = int(row_ep[r])
@@ -203,12 +243,28 @@ def play(match: Match, episodes: Iterable[int], *, progress: bool = False) -> It
                 truncated=bool(h_out["truncated"][r]),
                 decisions=tuple(decisions[r].tolist()),
                 env_illegal=tuple(illegal[r].tolist()),
+                opening=tuple(opening.get(ep, ())),
+                game=games[r].hexdigest(),
             )
             for p in players:
                 p.end_episode(ep)
             finished += 1
             row_ep[r], row_next[r] = row_next[r], (todo.popleft() if todo else -1)
             t[r], returns[r], decisions[r], illegal[r] = 0, 0.0, 0, 0
+            games[r] = start(r)
         if progress and (time.perf_counter() - last_print > 5.0 or not (row_ep >= 0).any()):
             last_print = time.perf_counter()
             print(f"  episodes {finished}/{total}", flush=True)
+
+
+def _openings(prog: LockStep, k_env: jax.Array, episodes: list[int], b: int) -> dict[int, list[int]]:
+    """Each episode's opening plies (skipped ones left out), computed in batches of ``b`` rows
+    (one compiled program)."""
+    out: dict[int, list[int]] = {}
+    for i in range(0, len(episodes), b):
+        chunk = episodes[i : i + b]
+        padded = np.array(chunk + [chunk[0]] * (b - len(chunk)), np.int32)
+        moves = np.asarray(prog.opening_moves(k_env, jnp.asarray(padded)))
+        for e, m in zip(chunk, moves, strict=False):
+            out[int(e)] = [int(x) for x in m if x >= 0]
+    return out

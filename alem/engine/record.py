@@ -15,7 +15,15 @@ from alem.errors import ConfigError, require_positive_int
 from alem.policies import Policy
 from alem.rundir import read_jsonl
 
-__all__ = ["EPISODES_FILE", "TRANSCRIPTS_FILE", "Match", "EpisodeRecord", "read_episodes", "seating"]
+__all__ = [
+    "EPISODES_FILE",
+    "TRANSCRIPTS_FILE",
+    "Match",
+    "EpisodeRecord",
+    "default_openings",
+    "read_episodes",
+    "seating",
+]
 
 #: One flushed line per finished episode (:class:`EpisodeRecord`).
 EPISODES_FILE = "episodes.jsonl"
@@ -39,6 +47,11 @@ class Match:
         seed: episode ``e`` is dealt from ``(seed, e)`` alone.
         max_steps: cut episodes after this many env steps (None: the env's own horizon).
         params: the env params.
+        openings: random legal plies played from each start before the players move (turn-based
+            envs; see :func:`default_openings` for ``None``). They are drawn from ``(seed, e)``
+            alone, so every seating meets the same opening in episode ``e``; a ply that would end
+            the game is skipped. Their rewards are not counted, and ``max_steps`` counts from the
+            players' first move.
     """
 
     env: MultiAgentEnv
@@ -48,6 +61,7 @@ class Match:
     seed: int = 0
     max_steps: int | None = None
     params: Any = None
+    openings: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "players", seating(self.env, self.players))
@@ -67,6 +81,16 @@ class Match:
             )
         if self.params is None:
             object.__setattr__(self, "params", self.env.default_params)
+        if self.openings is None:
+            object.__setattr__(self, "openings", default_openings(self.env))
+        if isinstance(self.openings, bool) or not isinstance(self.openings, int | np.integer) or self.openings < 0:
+            raise ConfigError(f"openings must be null or an integer >= 0, got {self.openings!r}")
+        object.__setattr__(self, "openings", int(self.openings))
+        if self.openings and not self.env.turn_based:
+            raise ConfigError(
+                f"openings={self.openings}: {self.env.id} is not turn-based (openings are random plies of "
+                "turn-based games; its deals already vary with the episode)"
+            )
 
     @property
     def host_seats(self) -> list[int]:
@@ -77,6 +101,15 @@ class Match:
     def device_seats(self) -> list[int]:
         """Seats whose player is traced into the jitted step, in seat order."""
         return [i for i, p in enumerate(self.players) if not p.host]
+
+
+def default_openings(env: MultiAgentEnv) -> int:
+    """``openings=None``: one random ply for turn-based games that start from one fixed position
+    (board games), none otherwise. Without it two deterministic players play one game in every
+    episode; one ply gives as many different starts as the first mover has moves (9 at
+    tic-tac-toe, 7 at connect four), and since no first move of tic-tac-toe loses, perfect play
+    still never loses (more plies can hand one side a won position)."""
+    return 1 if env.turn_based and env.fixed_start else 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,6 +124,9 @@ class EpisodeRecord:
         truncated: the env's own time limit ended it.
         decisions: how often each seat acted.
         env_illegal: how many of each seat's moves the env flagged illegal.
+        opening: the random plies played before the players moved (the movers' actions).
+        game: a digest of every move of the episode (opening included): equal digests, the
+            same game. None in records written before it existed.
     """
 
     TYPE: ClassVar[str] = "episode"
@@ -102,6 +138,8 @@ class EpisodeRecord:
     truncated: bool
     decisions: tuple[int, ...]
     env_illegal: tuple[int, ...]
+    opening: tuple[int, ...] = ()
+    game: str | None = None
 
     @property
     def cut(self) -> bool:
@@ -120,6 +158,8 @@ class EpisodeRecord:
             "cut": self.cut,
             "decisions": list(self.decisions),
             "env_illegal": list(self.env_illegal),
+            "opening": list(self.opening),
+            "game": self.game,
         }
 
     @classmethod
@@ -133,6 +173,8 @@ class EpisodeRecord:
             truncated=bool(line["truncated"]),
             decisions=tuple(int(x) for x in line["decisions"]),
             env_illegal=tuple(int(x) for x in line["env_illegal"]),
+            opening=tuple(int(x) for x in line.get("opening", ())),
+            game=None if line.get("game") is None else str(line["game"]),
         )
 
 

@@ -71,6 +71,13 @@ def test_round_robin_plays_the_same_deals_from_both_seats_and_resumes(ttt, tmp_p
     assert res["pairwise_score"][0][1] >= 0.5 and res["pairwise_score"][0][0] is None
     text = format_tournament(res)
     assert "vs minimax W/D/L" in text and text.index("minimax  ") < text.index("random  ")
+    # One random opening ply by default (a board game), the same for both seatings of an episode.
+    ops = [
+        {e: r.opening for e, r in read_episodes(t.match_dir(tmp_path, k) / EPISODES_FILE).items()}
+        for k in (0, 1)
+    ]
+    assert ops[0] == ops[1] and all(len(o) == 1 for o in ops[0].values()) and len(set(ops[0].values())) > 1
+    assert 2 <= res["distinct_games"] <= 12 and f"({res['distinct_games']} distinct)" in text
 
 
 def test_cli_round_robin_writes_ratings_and_refuses_bad_input_before_writing(tmp_path):
@@ -97,7 +104,9 @@ def test_cli_round_robin_writes_ratings_and_refuses_bad_input_before_writing(tmp
 def test_poker_tournament_ranks_by_chips_with_the_payoff_matrix_and_exploitability(tmp_path):
     # random first in the pool: the ranking, not the order given, puts CFR on top.
     out = run(
-        cfg("env.id=kuhn_poker-v0", "mode=round_robin", "players=[random,cfr]", "episodes=400", "num_envs=200"),
+        cfg(
+            "env.id=kuhn_poker-v0", "mode=round_robin", "players=[random,cfr]", "episodes=400", "num_envs=200"
+        ),
         tmp_path / "k",
     )
     expl = out["exploitability"]
@@ -110,7 +119,13 @@ def test_poker_tournament_ranks_by_chips_with_the_payoff_matrix_and_exploitabili
     chips = []
     for k, (first, _) in enumerate(out["seatings"]):
         seat = 0 if first == "cfr" else 1
-        eps = read_episodes(tmp_path / "k" / "matches" / f"{k:03d}_{out['seatings'][k][0]}__{out['seatings'][k][1]}" / EPISODES_FILE)
+        eps = read_episodes(
+            tmp_path
+            / "k"
+            / "matches"
+            / f"{k:03d}_{out['seatings'][k][0]}__{out['seatings'][k][1]}"
+            / EPISODES_FILE
+        )
         chips += [e.returns[seat] for e in eps.values()]
     cfr, rnd = out["players"].index("cfr"), out["players"].index("random")
     m = out["payoff_matrix"]

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import jax.numpy as jnp
+import pytest
+
 import alem
 from alem.arena import EpisodeRecord, Match, play
-from alem.policies import RandomPolicy
+from alem.errors import ConfigError
+from alem.policies import Policy, RandomPolicy
 
 
 class Recorder(RandomPolicy):
@@ -38,3 +42,59 @@ def test_max_steps_cuts_episodes():
     env = alem.make("iterated_prisoners_dilemma-v0", num_rounds=3)
     records = list(play(Match(env, [RandomPolicy()] * 2, 2, num_envs=2, max_steps=2), range(2)))
     assert [(r.length, r.cut, r.terminated, r.truncated) for r in records] == [(2, True, False, False)] * 2
+
+
+LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
+
+
+def _won(moves) -> bool:
+    """Whether tic-tac-toe moves (cells, X first) complete a line, by hand."""
+    marks = {c: i % 2 for i, c in enumerate(moves)}
+    return any(a in marks and marks.get(b, -1) == marks[a] == marks.get(c, -2) for a, b, c in LINES)
+
+
+class FirstLegal(Policy):
+    """A deterministic player: the lowest legal move."""
+
+    def act(self, key, turn):
+        return jnp.argmax(turn.timestep.action_mask[:, turn.agent], axis=-1).astype(jnp.int32)
+
+
+def test_openings_vary_deterministic_games_the_same_for_every_seating():
+    ttt = alem.make("tic_tac_toe-v0")
+    first = FirstLegal()
+    # The default for fixed-start games is one random ply; none for games whose deals vary.
+    assert Match(ttt, [first, first], 1).openings == 1
+    assert Match(alem.make("kuhn_poker-v0"), [RandomPolicy()] * 2, 1).openings == 0
+    none = list(play(Match(ttt, [first, first], 12, num_envs=4, openings=0), range(12)))
+    assert len({r.game for r in none}) == 1 and all(r.opening == () for r in none)  # one game, 12 times
+    two = {r.episode: r for r in play(Match(ttt, [first, first], 12, num_envs=4, openings=2), range(12))}
+    assert len({r.game for r in two.values()}) > 6
+    for r in two.values():
+        assert len(r.opening) == 2 and r.opening[0] != r.opening[1]
+        # the players took over from the position the opening made
+        assert sum(r.decisions) == r.length <= 7
+    # The same openings whoever plays and however the batch is laid out.
+    other = {
+        r.episode: r.opening
+        for r in play(Match(ttt, [RandomPolicy(), first], 12, num_envs=5, openings=2), [11, 3, 0])
+    }
+    assert other == {e: two[e].opening for e in (11, 3, 0)}
+
+
+def test_an_opening_ply_that_would_end_the_game_is_skipped():
+    ttt = alem.make("tic_tac_toe-v0")
+    recs = list(play(Match(ttt, [RandomPolicy()] * 2, 16, num_envs=16, openings=9), range(16)))
+    for r in recs:
+        assert sum(r.decisions) >= 1  # the players always get a move
+        assert len(set(r.opening)) == len(r.opening) <= 8 and not _won(r.opening)
+    assert any(len(r.opening) < 8 for r in recs)  # some plies were skipped: they would have won
+
+
+def test_openings_are_checked():
+    ttt = alem.make("tic_tac_toe-v0")
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ConfigError, match="openings must be"):
+            Match(ttt, [RandomPolicy()] * 2, 1, openings=bad)
+    with pytest.raises(ConfigError, match="not turn-based"):
+        Match(alem.make("iterated_prisoners_dilemma-v0"), [RandomPolicy()] * 2, 1, openings=1)

@@ -29,11 +29,15 @@ def test_record_round_trips_through_episodes_jsonl(tmp_path):
         for r in records:
             f.write(r.to_json())
     assert read_episodes(tmp_path / EPISODES_FILE) == {r.episode: r for r in records}
-    # the line as the evaluator has always written it: same keys, same order, cut spelled out
+    # the line as the evaluator has always written it: same keys, same order, cut spelled out,
+    # then the opening plies and the game's digest (added later, so readers of old lines skip them)
     lines = list(read_jsonl(tmp_path / EPISODES_FILE))
     assert list(lines[1]) == [
         "type", "episode", "returns", "length", "terminated", "truncated", "cut", "decisions", "env_illegal",
+        "opening", "game",
     ]  # fmt: skip
+    old = {k: v for k, v in lines[1].items() if k not in ("opening", "game")}
+    assert EpisodeRecord.from_json(old) == records[1]  # a line written before them still reads
     assert [line["cut"] for line in lines] == [False, True, False]
     assert lines[1]["returns"] == [0.5, 2.25] and lines[1]["type"] == "episode"
 
