@@ -19,6 +19,7 @@ from alem.arena.table import format_table, format_tournament, write_tournament_r
 from alem.arena.tournament import MODES, Tournament, pairings, play_tournament, tournament_results
 from alem.cli import hydra_app, hydra_overrides, hydra_run_dir, make_env, plain, resume_keys
 from alem.core import MultiAgentEnv
+from alem.engine.record import default_openings
 from alem.errors import ConfigError
 from alem.rundir import claim, read_run_config, write_atomic
 from alem.text.llm.sanitize import redact_url
@@ -75,6 +76,8 @@ def run(cfg: DictConfig, output_dir: str | Path, overrides: list[str] | None = N
         cfg = _resumed_config(cfg, run_dir, overrides or [])
     current = OmegaConf.to_container(cfg, resolve=True)
     env = make_env(cfg.env)
+    if current.get("openings") is None:  # saved resolved, so a resume or an export replays the same
+        current["openings"] = default_openings(env)
     player_kwargs = current.get("player_kwargs") or {}
     mode = cfg.get("mode") or "match"
     if mode not in MODES:
@@ -93,7 +96,7 @@ def run(cfg: DictConfig, output_dir: str | Path, overrides: list[str] | None = N
             num_envs=cfg.num_envs,
             seed=cfg.seed,
             max_steps=cfg.get("max_steps"),
-            openings=cfg.get("openings"),
+            openings=current["openings"],
             run_dir=run_dir,
             labels=labels,
             config=_redacted(current),
@@ -126,7 +129,7 @@ def _run_tournament(
             num_envs=cfg.num_envs,
             seed=cfg.seed,
             max_steps=cfg.get("max_steps"),
-            openings=cfg.get("openings"),
+            openings=current["openings"],
             mode=mode,
         )
         for p in pool:  # start players and check LLM endpoints before anything is written

@@ -288,6 +288,7 @@ def export_run(
         max_steps=conf.get("max_steps"),
         players={i: p for i, p in enumerate(seats) if p is not None},
         record_scripted=True,
+        openings=int(conf.get("openings") or 0),  # the run's (a run saved before the option had none)
     )
     labels = [_label(spec) for spec in specs]
     n_lines = n_fallback = 0

@@ -118,6 +118,10 @@ class TextEnvPool:
         record: keep each episode's decisions (:attr:`~alem.text.train.turns.EpisodeResult.trajectory`).
         record_scripted: also render and record the decisions of ``players`` seats.
         env_kwargs: keyword arguments of :func:`alem.make` when ``env`` is an id.
+        openings: random legal plies played from each start before the first prompt, as the
+            arena's ``openings=`` (:class:`~alem.engine.record.Match`; drawn from the seed
+            alone). Default 0: every episode starts from the game's own start, whatever the
+            arena's default for the env.
     """
 
     def __init__(
@@ -134,6 +138,7 @@ class TextEnvPool:
         record: bool = True,
         record_scripted: bool = False,
         env_kwargs: Mapping[str, Any] | None = None,
+        openings: int = 0,
     ):
         from alem.engine.lockstep import LockStep  # lazy: the arena pulls in Hydra
         from alem.engine.record import Match
@@ -184,6 +189,7 @@ class TextEnvPool:
             seed=self.seed,
             max_steps=max_steps,
             params=params,
+            openings=openings,
         )
         self.params = match.params
         #: Keys split from each step's episode key (env key first, then one per scripted seat);
