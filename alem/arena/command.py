@@ -70,6 +70,8 @@ def run(cfg: DictConfig, output_dir: str | Path, overrides: list[str] | None = N
     ``key=value`` list) may raise ``episodes``, change ``num_envs`` or the LLM transport
     settings (:data:`RESUME_FREE`); one that would change play is refused, by name.
     """
+    if cfg.get("report") not in (None, "html"):
+        raise ConfigError(f"report must be null or html, got {cfg.get('report')!r}")
     resume = cfg.get("resume")
     run_dir = Path(resume if resume else output_dir).resolve()
     if resume:
@@ -83,7 +85,7 @@ def run(cfg: DictConfig, output_dir: str | Path, overrides: list[str] | None = N
     if mode not in MODES:
         raise ConfigError(f"mode must be one of {list(MODES)}, got {mode!r}")
     if mode != "match":
-        return _run_tournament(cfg, env, run_dir, current, bool(resume))
+        return _reported(cfg, run_dir, _run_tournament(cfg, env, run_dir, current, bool(resume)))
     players = build_players(env, _specs(cfg.players, "players"), player_kwargs)
     labels = [p.label for p in players]
     current["players_resolved"] = labels
@@ -105,6 +107,15 @@ def run(cfg: DictConfig, output_dir: str | Path, overrides: list[str] | None = N
     finally:
         for p in players:
             p.close()
+    return _reported(cfg, run_dir, results)
+
+
+def _reported(cfg: DictConfig, run_dir: Path, results: dict[str, Any]) -> dict[str, Any]:
+    """``report=html``: the results page beside the results (:mod:`alem.arena.report`)."""
+    if cfg.get("report") == "html":
+        from alem.arena.report import write_report
+
+        write_report(run_dir)
     return results
 
 
@@ -172,7 +183,7 @@ def _resumed_config(cfg: DictConfig, run_dir: Path, overrides: list[str]) -> Dic
         new, was = plain(OmegaConf.select(cfg, key)), plain(OmegaConf.select(saved, ".".join(target)))
         if new == was:
             continue
-        free = parts[0] in ("episodes", "num_envs") or (
+        free = parts[0] in ("episodes", "num_envs", "report") or (
             len(target) == 3 and target[0] == "player_kwargs" and target[2] in RESUME_FREE
         )
         if not free:
@@ -210,6 +221,8 @@ def _app(cfg: DictConfig) -> None:
     print(format_tournament(results) if "ratings" in results else format_table(results), flush=True)
     out = results["config"]["output_dir"]
     print(f"Results written to {Path(out) / 'results.json'}", flush=True)
+    if cfg.get("report") == "html":
+        print(f"Report written to {Path(out) / 'report.html'}", flush=True)
 
 
 main = hydra_app(CLI, "evaluate", _app)

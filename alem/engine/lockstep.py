@@ -189,9 +189,13 @@ def play(match: Match, episodes: Iterable[int], *, progress: bool = False) -> It
     host_base = jax.random.fold_in(jax.random.key(match.seed), 2**31)  # host seats' keys (LLMs ignore them)
     opening = _openings(prog, k_env, requested, b) if match.openings else {}
 
-    def start(r: int) -> Any:  # the digest of row r's game: its opening, then every move
+    def start(r: int) -> Any:
+        """The digest of row r's game: its opening, what every seat observes at the start (the
+        deal, in games of chance), then every move. Called while ``h_ts`` holds the row's start."""
         h = hashlib.blake2b(digest_size=8)
         h.update(np.asarray(opening.get(int(row_ep[r]), ()), np.int32).tobytes() + b"|")
+        for leaf in jax.tree.leaves(h_ts.obs):
+            h.update(np.ascontiguousarray(np.asarray(leaf)[r]).tobytes())
         return h
 
     games = [start(r) for r in range(b)]

@@ -125,8 +125,8 @@ class EpisodeRecord:
         decisions: how often each seat acted.
         env_illegal: how many of each seat's moves the env flagged illegal.
         opening: the random plies played before the players moved (the movers' actions).
-        game: a digest of every move of the episode (opening included): equal digests, the
-            same game. None in records written before it existed.
+        game: a digest of the episode: its opening, every seat's first observation (the deal,
+            in games of chance) and every move; equal digests, the same game. None in records written before it existed.
     """
 
     TYPE: ClassVar[str] = "episode"
