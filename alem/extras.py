@@ -23,6 +23,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "arena": ("flax", "optax", "hydra", "omegaconf", "scipy", "openskill", "mctx"),
     "llm": ("httpx",),
     "llmtrain": ("torch", "transformers", "peft", "gguf", "trl"),
+    "verifiers": ("httpx", "verifiers"),
     "interop": ("pettingzoo", "gymnasium"),
     "render": ("PIL",),
     "gymnax": ("gymnax",),

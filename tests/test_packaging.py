@@ -105,7 +105,7 @@ def test_every_extra_that_alem_names_provides_its_modules():
         for module in modules:
             assert dist.get(module, module).lower() in declared, f"{module} is not in the {extra!r} extra"
     for extra in EXTRAS:
-        if extra != "llmtrain":
+        if extra not in ("llmtrain", "verifiers"):  # all leaves out torch and verifiers' stack
             assert _extra_closure(extra) <= _extra_closure("all"), f"alem[all] misses part of {extra!r}"
 
 

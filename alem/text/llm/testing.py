@@ -186,6 +186,7 @@ class FakeChatServer:
                 reply = {
                     "id": f"fake-{len(server.requests)}",
                     "object": "chat.completion",
+                    "created": int(time.time()),  # required by OpenAI's schema (verifiers checks it)
                     "model": body["model"],
                     "choices": [
                         {
