@@ -44,10 +44,14 @@ with ``request_seed=k`` when ``request_seed=k`` is set here): for the same seeds
 ``history``, ``invalid``, ``max_steps`` and ``openings``, the messages of every request, the
 parses, invalid flags and moves, and the returns. ``answer="json"`` passes only replies carrying a
 JSON ``{"action": ...}`` (:func:`~alem.text.train.grpo.pool_reply`), as the TRL rollout's default.
-Limits: the pool's compiled program is shared by the episodes in flight (one per trained-seat
-set, compiled in a worker thread at first use); sampling settings (temperature, max tokens) are
-the run's, not alem's ``llm.*`` settings; a seat whose rollout stops early (a verifiers turn or
-token limit, a failed model call) plays the ``invalid`` rule for its remaining decisions.
+
+Each episode steps its own one-row copy of a pool; the copies share one compiled program per set
+of trained seats (compiled in a worker thread at the first episode: a few seconds). Sampling
+settings (temperature, max tokens) are the run's (``--sampling.*``), not alem's ``llm.*``. A seat
+whose rollout stops early (a verifiers turn or token limit, a failed model call) plays the
+``invalid`` rule for its remaining decisions and its trace carries the error. Each decision is
+its own branch of the trace (with ``history=0`` the prompts share only the system message), so a
+trainer sees one sample per decision, all with the episode's reward.
 """
 
 from __future__ import annotations
