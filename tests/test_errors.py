@@ -14,7 +14,12 @@ from alem.errors import AlemError, did_you_mean, require_positive_int
 
 
 def _alem_modules():
-    skip = ("alem.text.llm.local_server", "alem.interop", "alem.interop.gymnax")  # optional dependencies
+    skip = (  # optional dependencies
+        "alem.text.llm.local_server",
+        "alem.interop",
+        "alem.interop.gymnax",
+        "alem.text.train.verifiers_env",  # imports verifiers (the verifiers extra) at import
+    )
     for info in pkgutil.walk_packages(alem.__path__, "alem."):
         if info.name.startswith(skip) or ".data" in info.name:
             continue
