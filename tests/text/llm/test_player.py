@@ -31,6 +31,7 @@ def first_legal(env):
 
 
 def run(env, players, tmp_path, episodes=2, **kw):
+    kw.setdefault("openings", 0)  # the player's own first moves, from the game's start
     res = evaluate(
         env, players, episodes=episodes, num_envs=kw.pop("num_envs", 1), seed=0, run_dir=tmp_path, **kw
     )
