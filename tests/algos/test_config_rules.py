@@ -43,7 +43,8 @@ def test_centralised_ppo_on_a_common_payoff_game_is_allowed():
     assert make_learner(env, make_config("cppo", **SIZES)).centralised
 
 
-@pytest.mark.parametrize("algo", ["ippo", pytest.param("mappo", marks=pytest.mark.exhaustive)])
+@pytest.mark.exhaustive  # the default run's budget (~11 s per learner)
+@pytest.mark.parametrize("algo", ["ippo", "mappo"])
 def test_truncations_are_bootstrapped_for_local_and_global_state_critics(algo):
     """simple_spread truncates every 25 steps; with bootstrap_truncation=True the value of the cut-off
     state is the bootstrap target for MAPPO's global-state critic too (before: silently 0 of 4)."""

@@ -94,6 +94,7 @@ def test_kl_of_one_policy_computed_twice_is_never_negative_and_the_loss_stays_fi
     assert np.isfinite(float(dpo_surrogate(1.0, 1.0, jnp.float32(-1e-7), 1.0, 1.0)))
 
 
+@pytest.mark.exhaustive  # the default run's budget (a compile of the whole update, ~10 s)
 def test_a_real_dpo_update_stays_finite():
     """The coordination game with the reference table's batch (16 envs x 128 steps): before the
     fix, some recomputed KLs at the old policy were below 0 and the first update made every

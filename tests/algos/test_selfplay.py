@@ -220,6 +220,7 @@ def test_opponent_seat_transitions_carry_no_loss_weight(latest_run):
     assert any(float(jnp.abs(x).max()) > 0.0 for x in jax.tree.leaves(g1))
 
 
+@pytest.mark.exhaustive  # the default run's budget (~11 s)
 def test_checkpoint_player_plays_the_final_parameters_or_a_pool_slot(latest_run, tmp_path):
     """checkpoint:<run dir> is the final actor; checkpoint:<run dir>#k (or snapshot=k) pool slot k."""
     import dataclasses

@@ -180,6 +180,7 @@ def test_start_state_distribution_is_that_of_reset(env_id, pick):
     assert p > 1e-3, f"{env_id}: reset distribution differs from env.reset (p = {p:.2g})"
 
 
+@pytest.mark.exhaustive  # the default run's budget
 def test_chi_square_detects_a_biased_reset():
     """The test above can fail: handing every ended env the same fresh deal is caught."""
     env = alem.make("kuhn_poker-v0")

@@ -488,6 +488,7 @@ def test_lockstep_with_rware(name):
 
 
 @needs_rware
+@pytest.mark.exhaustive  # the default run's budget (~9 s)
 def test_lockstep_deliveries_happen():
     """Robots that start loaded next to the goals deliver (and the replacement draw is fed to rware)."""
     env = Warehouse(**FAST_CONFIGS["crowded_msg_two_stage"])

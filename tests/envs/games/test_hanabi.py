@@ -153,6 +153,7 @@ def test_matches_openspiel_step_by_step(name):
     assert np.asarray(tss.info["illegal_action"]).any()
 
 
+@pytest.mark.exhaustive  # the default run's budget; the thousands-of-games sweep replays these presets too
 def test_edge_cases_occur_in_the_replayed_games():
     env, states, tss = lockstep("very_small", CONFIGS["very_small"][1], seed=0)
     life, fw, drawn = _end_reasons(env, states, tss)
@@ -328,6 +329,7 @@ def test_rule_player_scores_far_above_random_in_self_play():
     assert rand.mean() < 2.5 and rule.mean() > 10, (rand.mean(), rule.mean())
 
 
+@pytest.mark.exhaustive  # the default run's budget
 def test_rule_player_is_an_arena_player_and_scores_are_not_wins(tmp_path):
     from alem.arena.evaluation import evaluate
 

@@ -105,6 +105,7 @@ def kuhn_run(ve):
         return episodes, list(srv.requests)
 
 
+@pytest.mark.exhaustive  # the default run's budget: importing verifiers alone takes ~10 s
 def test_episodes_give_the_pools_prompts_parses_and_returns(kuhn_run):
     episodes, requests = kuhn_run
     ref = reference(KUHN, range(6), (0,), seeded_script, request_seed=0, seed=3)
@@ -139,6 +140,7 @@ def ttt_run(ve):
         return ve.play(env, base_url=srv.base_url, model="fake-model"), list(srv.requests)
 
 
+@pytest.mark.exhaustive  # the default run's budget
 def test_self_play_asks_the_model_for_every_seat_in_its_own_trace(ttt_run):
     episodes, requests = ttt_run
     ref = reference(TTT, [0, 1], (0, 1), lambda b: pool_reply(view_script(b), "json"), invalid="first")
@@ -164,6 +166,7 @@ def test_self_play_asks_the_model_for_every_seat_in_its_own_trace(ttt_run):
 
 
 # ---------------------------------------------------------------------------- plumbing
+@pytest.mark.exhaustive  # the default run's budget
 def test_verifiers_loader_resolves_the_plugin_id_and_the_config_round_trips(ve):
     import verifiers.v1 as vf
     from verifiers.v1.utils import loaders
@@ -200,6 +203,7 @@ def test_verifiers_loader_resolves_the_plugin_id_and_the_config_round_trips(ve):
         ve.play(endless, base_url="http://127.0.0.1:9/v1", model="m")
 
 
+@pytest.mark.exhaustive  # the default run's budget
 def test_bad_input_is_refused_clearly(ve):
     with pytest.raises(
         UnknownEnvError, match=r"unknown env id 'kuhn_pokr-v0'; did you mean \['kuhn_poker-v0'\]"
