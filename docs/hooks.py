@@ -7,6 +7,9 @@ replaces in ``on_page_markdown``:
   class, with the class's docstring card, the spec, spaces and flags of ``alem.make(id)``,
   and for text-capable envs the rules and an ASCII frame of a fresh episode.
 - ``<!-- alem:env-index -->``: one table of every registered id, linked to its section.
+- ``<!-- alem:families -->``: one row per family (its envs, id count, agents, text ids and the
+  references they are checked against); ``<!-- alem:family-cards -->``: the same as the home
+  page's cards. Nothing about the families is written by hand, so a new env shows up by itself.
 - ``<!-- alem:learner-presets -->``: the presets of ``configs/algo/*.yaml`` and
   ``alem.algos.VARIANTS``.
 - ``<!-- alem:learner-options [ppo|q] -->``: every field of ``alem.algos.LearnerConfig`` (or
@@ -193,6 +196,10 @@ def on_page_markdown(markdown: str, page, config, files, **kwargs) -> str:
             return family_markdown(arg)
         if name == "env-index":
             return env_index_markdown(page.file.src_uri)
+        if name == "families":
+            return families_markdown(page.file.src_uri)
+        if name == "family-cards":
+            return family_cards_markdown(page.file.src_uri)
         if name == "learner-presets":
             return learner_presets_markdown()
         if name == "learner-options":
@@ -453,6 +460,84 @@ def env_index_markdown(src_uri: str) -> str:
             f"{_cell(spec.reference or '-')} | {_cell(spec.description)} |"
         )
     return "\n".join(rows)
+
+
+#: Family -> its title on the site.
+_FAMILY_TITLES = {
+    "games": "Games",
+    "coordination": "Coordination worlds",
+    "pathfinding": "Pathfinding",
+    "single_agent": "Single-agent",
+}
+#: Env module names whose plain spelling (underscores to spaces) would read wrong.
+_ENV_LABELS = {
+    "mpe": "MPE",
+    "lbf": "Level-Based Foraging",
+    "rware": "RWARE",
+    "smax": "SMAX",
+    "liars_dice": "Liar's dice",
+    "leduc_holdem": "Leduc hold'em",
+    "matrix": "Matrix games",
+}
+
+
+def _env_label(spec: Any) -> str:
+    """The env an id belongs to, by its module: ``alem.envs.games.kuhn_poker:KuhnPoker`` -> "Kuhn poker"."""
+    entry = spec.entry_point if isinstance(spec.entry_point, str) else ""
+    module, _, cls = entry.partition(":")
+    parts = module.split(".")
+    name = parts[3] if len(parts) > 3 and parts[:2] == ["alem", "envs"] else parts[-1]
+    if name == "env":  # a family whose one env lives in <family>/env.py: the class names it
+        name = re.sub(r"(?<!^)(?=[A-Z])", "_", cls.removesuffix("Env")).lower() or spec.family
+    return _ENV_LABELS.get(name, name.replace("_", " ").capitalize())
+
+
+def _family_summary(family: str) -> tuple[list[Any], list[str], list[str]]:
+    """(specs, env labels in registration order, reference packages) of a family."""
+    import alem
+
+    specs = list(alem.registry(family).values())
+    labels = list(dict.fromkeys(_env_label(s) for s in specs))
+    refs = sorted({s.reference.split()[0] for s in specs if s.reference})
+    return specs, labels, refs
+
+
+def families_markdown(src_uri: str) -> str:
+    here = Path(src_uri).parent
+    rows = [
+        "| family | envs | ids | agents | text ids | checked against | page |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for family, page in _FAMILY_PAGES.items():
+        specs, labels, refs = _family_summary(family)
+        if not specs:
+            continue
+        counts = sorted({s.num_agents for s in specs if isinstance(s.num_agents, int)})
+        other = sorted({str(s.num_agents) for s in specs if not isinstance(s.num_agents, int)})
+        span = ", ".join(
+            ([str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"] if counts else []) + other
+        )
+        link = os.path.relpath(page, here).replace(os.sep, "/")
+        rows.append(
+            f"| {family} | {', '.join(labels)} | {len(specs)} | {span} | {sum(bool(s.text) for s in specs)} | "
+            f"{', '.join(refs) or '-'} | [{_FAMILY_TITLES.get(family, family)}]({link}) |"
+        )
+    return "\n".join(rows)
+
+
+def family_cards_markdown(src_uri: str) -> str:
+    here = Path(src_uri).parent
+    out = []
+    for family, page in _FAMILY_PAGES.items():
+        specs, labels, refs = _family_summary(family)
+        if not specs:
+            continue
+        link = os.path.relpath(page, here).replace(os.sep, "/")
+        checked = f"; checked against {', '.join(refs)}" if refs else ""
+        out.append(
+            f"- **[{_FAMILY_TITLES.get(family, family)}]({link})**: {len(specs)} ids: {', '.join(labels)}{checked}."
+        )
+    return "\n".join(out)
 
 
 # --------------------------------------------------------------------------- learners

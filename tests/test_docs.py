@@ -77,5 +77,17 @@ def test_strict_build_lists_every_env_id(tmp_path: Path) -> None:
 
     index = (site / "envs" / "index.html").read_text(encoding="utf-8")
     assert all(f"<code>{env_id}</code>" in index for env_id in alem.registry()), "the env index misses ids"
+    # The family table and the home page's cards come from the registry: each family's id
+    # count, and the references its ids name (nothing about the families is hand-written).
+    home = (site / "index.html").read_text(encoding="utf-8")
+    for family in ("games", "coordination", "pathfinding"):
+        specs = alem.registry(family).values()
+        refs = {s.reference.split()[0] for s in specs if s.reference}
+        row = re.search(rf"<td>{family}</td>(.*?)</tr>", index, re.S)
+        assert row and f"<td>{len(specs)}</td>" in row[1], f"{family}: the family table's id count"
+        assert all(r in row[1] for r in refs), f"{family}: references {refs} missing from its row"
+        card = re.search(rf">{family.capitalize()}[^<]*</a></strong>: {len(specs)} ids: ([^<]*)", home)
+        assert card and all(r in card[1] for r in refs), f"{family}: the home card"
+    assert "SMAX" in home and "Overcooked" in home and "Hanabi" in home
     for page in ("api/core", "api/algos", "learners"):
         assert (site / page / "index.html").is_file(), page
