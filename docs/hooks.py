@@ -450,16 +450,29 @@ def env_index_markdown(src_uri: str) -> str:
     import alem
 
     here = Path(src_uri).parent
-    rows = ["| id | family | agents | text | reference | description |", "|---|---|---|---|---|---|"]
+    by_family: dict[str, list[tuple[str, Any]]] = {}
     for env_id, spec in alem.registry().items():
-        page = _FAMILY_PAGES.get(spec.family)
+        by_family.setdefault(spec.family, []).append((env_id, spec))
+    out = []
+    # One table per family, four columns: readable at 1280 px (docs/stylesheets/alem.css keeps
+    # each id on one line).
+    for family, items in by_family.items():
+        page = _FAMILY_PAGES.get(family)
         link = os.path.relpath(page, here).replace(os.sep, "/") if page else None
-        name = f"[`{env_id}`]({link}#{anchor(env_id)})" if link else f"`{env_id}`"
-        rows.append(
-            f"| {name} | {spec.family} | {spec.num_agents} | {'yes' if spec.text else 'no'} | "
-            f"{_cell(spec.reference or '-')} | {_cell(spec.description)} |"
-        )
-    return "\n".join(rows)
+        out += [
+            f"### {_FAMILY_TITLES.get(family, family)} ({len(items)} ids)",
+            "",
+            "| id | agents | text | description (reference) |",
+            "|---|---|---|---|",
+        ]
+        for env_id, spec in items:
+            name = f"[`{env_id}`]({link}#{anchor(env_id)})" if link else f"`{env_id}`"
+            ref = f" ({spec.reference})" if spec.reference else ""
+            out.append(
+                f"| {name} | {spec.num_agents} | {'yes' if spec.text else 'no'} | {_cell(spec.description + ref)} |"
+            )
+        out.append("")
+    return "\n".join(out)
 
 
 #: Family -> its title on the site.
