@@ -105,7 +105,7 @@ class LockStep:
             done = step_ts.done
             if limit is not None:
                 done = done | (t + 1 >= limit)
-            fresh_state, fresh_ts = reset_rows(k_env, jnp.maximum(next_episodes, 0))
+            fresh_state, fresh_ts, fresh_opening = open_rows(k_env, jnp.maximum(next_episodes, 0))
             renew = (done | force_reset) & (next_episodes >= 0)
             out = {
                 "reward": step_ts.reward,
@@ -114,12 +114,11 @@ class LockStep:
                 "done": done,
                 "illegal": step_ts.info["illegal_action"],
                 "actions": actions,
+                "opening": fresh_opening,  # [B, openings]: the plies of the episodes started here
             }
             return _select(renew, fresh_state, state), _select(renew, fresh_ts, step_ts), out
 
         self.advance = jax.jit(advance)
-        #: ``(k_env, episodes [B]) -> moves [B, openings]``: each episode's opening plies.
-        self.opening_moves = jax.jit(lambda k_env, episodes: open_rows(k_env, episodes)[2])
         self._reset_shapes = jax.eval_shape(reset_rows, jax.random.key(0), jnp.zeros((1,), jnp.int32))
 
     def blank(self, b: int) -> tuple[Any, TimeStep]:
@@ -133,16 +132,17 @@ class LockStep:
 
         return jax.tree.map(zeros, self._reset_shapes)
 
-    def reset(self, k_env: jax.Array, episodes: np.ndarray) -> tuple[Any, TimeStep]:
-        """Reset every row to the start of ``episodes[row]`` through :meth:`advance` (one compiled program)."""
+    def reset(self, k_env: jax.Array, episodes: np.ndarray) -> tuple[Any, TimeStep, jax.Array]:
+        """Reset every row to the start of ``episodes[row]`` through :meth:`advance` (one compiled
+        program); also each row's opening plies ``[B, openings]`` (-1: a skipped ply)."""
         b = len(episodes)
         state, ts = self.blank(b)
         zeros = jnp.zeros((b,), jnp.int32)
         eps = jnp.asarray(episodes, jnp.int32)
         no_actions = jnp.zeros((b, self.num_agents), jnp.int32)
         ones = jnp.ones((b,), bool)
-        state, ts, _ = self.advance(k_env, state, ts, no_actions, eps, zeros, eps, ~ones, ones)
-        return state, ts
+        state, ts, out = self.advance(k_env, state, ts, no_actions, eps, zeros, eps, ~ones, ones)
+        return state, ts, out["opening"]
 
 
 async def _host_moves(players, turns: dict[int, Turn], keys: dict[int, jax.Array]) -> dict[int, np.ndarray]:
@@ -169,7 +169,6 @@ def play(match: Match, episodes: Iterable[int], *, progress: bool = False) -> It
     todo = deque(episodes)
     if not todo:
         return
-    requested = list(todo)
     env, params, players = match.env, match.params, match.players
     n = env.num_agents
     b = min(match.num_envs, len(todo))
@@ -182,18 +181,19 @@ def play(match: Match, episodes: Iterable[int], *, progress: bool = False) -> It
     returns = np.zeros((b, n), np.float64)
     decisions = np.zeros((b, n), np.int64)
     illegal = np.zeros((b, n), np.int64)
-    state, ts = prog.reset(k_env, np.maximum(row_ep, 0))
+    state, ts, first_opening = prog.reset(k_env, np.maximum(row_ep, 0))
+    # Each row's opening plies (skipped ones left out), from the reset that started its episode.
+    opening = [[int(x) for x in m if x >= 0] for m in np.asarray(first_opening)]
     h_state, h_ts = host_view((state, ts)) if host_seats else (None, host_view(ts))
     total = len(todo) + int((row_ep >= 0).sum() + (row_next >= 0).sum())
     finished, step_index, last_print = 0, 0, time.perf_counter()
     host_base = jax.random.fold_in(jax.random.key(match.seed), 2**31)  # host seats' keys (LLMs ignore them)
-    opening = _openings(prog, k_env, requested, b) if match.openings else {}
 
     def start(r: int) -> Any:
         """The digest of row r's game: its opening, what every seat observes at the start (the
         deal, in games of chance), then every move. Called while ``h_ts`` holds the row's start."""
         h = hashlib.blake2b(digest_size=8)
-        h.update(np.asarray(opening.get(int(row_ep[r]), ()), np.int32).tobytes() + b"|")
+        h.update(np.asarray(opening[r], np.int32).tobytes() + b"|")
         for leaf in jax.tree.leaves(h_ts.obs):
             h.update(np.ascontiguousarray(np.asarray(leaf)[r]).tobytes())
         return h
@@ -247,7 +247,7 @@ def play(match: Match, episodes: Iterable[int], *, progress: bool = False) -> It
                 truncated=bool(h_out["truncated"][r]),
                 decisions=tuple(decisions[r].tolist()),
                 env_illegal=tuple(illegal[r].tolist()),
-                opening=tuple(opening.get(ep, ())),
+                opening=tuple(opening[r]),
                 game=games[r].hexdigest(),
             )
             for p in players:
@@ -255,20 +255,8 @@ def play(match: Match, episodes: Iterable[int], *, progress: bool = False) -> It
             finished += 1
             row_ep[r], row_next[r] = row_next[r], (todo.popleft() if todo else -1)
             t[r], returns[r], decisions[r], illegal[r] = 0, 0.0, 0, 0
+            opening[r] = [int(x) for x in h_out["opening"][r] if x >= 0]
             games[r] = start(r)
         if progress and (time.perf_counter() - last_print > 5.0 or not (row_ep >= 0).any()):
             last_print = time.perf_counter()
             print(f"  episodes {finished}/{total}", flush=True)
-
-
-def _openings(prog: LockStep, k_env: jax.Array, episodes: list[int], b: int) -> dict[int, list[int]]:
-    """Each episode's opening plies (skipped ones left out), computed in batches of ``b`` rows
-    (one compiled program)."""
-    out: dict[int, list[int]] = {}
-    for i in range(0, len(episodes), b):
-        chunk = episodes[i : i + b]
-        padded = np.array(chunk + [chunk[0]] * (b - len(chunk)), np.int32)
-        moves = np.asarray(prog.opening_moves(k_env, jnp.asarray(padded)))
-        for e, m in zip(chunk, moves, strict=False):
-            out[int(e)] = [int(x) for x in m if x >= 0]
-    return out

@@ -250,7 +250,9 @@ class TextEnvPool:
         self._rewards: list[list[np.ndarray]] = [[] for _ in range(b)]
         self._trajectory: list[list[Decision]] = [[] for _ in range(b)]
         self._history: list[list[list[dict[str, str]]]] = [[[] for _ in range(n)] for _ in range(b)]
-        self._state, self._ts = self._prog.reset(self._k_env, np.maximum(self._row_seed, 0).astype(np.int32))
+        self._state, self._ts, _ = self._prog.reset(
+            self._k_env, np.maximum(self._row_seed, 0).astype(np.int32)
+        )
         self._h_state, self._h_ts = host_view((self._state, self._ts))
         self._pending = self._make_pending()
         return list(self._pending)
