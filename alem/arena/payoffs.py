@@ -28,16 +28,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from alem.arena.stats import ci95
+
 __all__ = ["PayoffGame", "payoff_matrix", "pool_payoff", "nash_average", "relative_advantage"]
 
 #: One game: ``(player a, player b, a's return, b's return)``.
 PayoffGame = tuple[int, int, float, float]
-
-
-def _t95(n: np.ndarray) -> np.ndarray:
-    from scipy import stats
-
-    return np.where(n > 1, stats.t.ppf(0.975, np.maximum(n - 1, 1)), np.nan)
 
 
 def payoff_matrix(games: Sequence[PayoffGame], n: int) -> dict[str, np.ndarray]:
@@ -48,8 +44,7 @@ def payoff_matrix(games: Sequence[PayoffGame], n: int) -> dict[str, np.ndarray]:
         cells[a][b].append(float(ra))
         cells[b][a].append(float(rb))
     count = np.array([[len(c) for c in row] for row in cells], np.int64)
-    mean = np.full((n, n), np.nan)
-    sem = np.full((n, n), np.nan)
+    mean, half, sem = (np.full((n, n), np.nan) for _ in range(3))
     for i in range(n):
         for j in range(n):
             x = np.asarray(cells[i][j])
@@ -57,7 +52,8 @@ def payoff_matrix(games: Sequence[PayoffGame], n: int) -> dict[str, np.ndarray]:
                 mean[i, j] = x.mean()
             if x.size > 1:
                 sem[i, j] = x.std(ddof=1) / np.sqrt(x.size)
-    return {"mean": mean, "ci95": sem * _t95(count), "sem": sem, "games": count}
+                half[i, j] = ci95(x)
+    return {"mean": mean, "ci95": half, "sem": sem, "games": count}
 
 
 def pool_payoff(pm: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

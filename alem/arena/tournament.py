@@ -33,10 +33,11 @@ from typing import Any
 import numpy as np
 
 from alem.arena.evaluation import evaluate
-from alem.arena.payoffs import nash_average, payoff_matrix, pool_payoff, relative_advantage
+from alem.arena.payoffs import PayoffGame, nash_average, payoff_matrix, pool_payoff, relative_advantage
 from alem.arena.players import label_of
+from alem.arena.stats import ci95
 from alem.core import MultiAgentEnv
-from alem.engine.record import EPISODES_FILE, Match, read_episodes
+from alem.engine.record import EPISODES_FILE, EpisodeRecord, Match, read_episodes
 from alem.errors import ConfigError
 from alem.json_values import jsonable
 from alem.policies import Policy
@@ -156,24 +157,56 @@ def play_tournament(t: Tournament, run_dir: str | Path, *, progress: bool = True
         )
 
 
-def payoffs_of(t: Tournament, run_dir: str | Path) -> list[list[tuple[int, int, float, float]]]:
+def _seating_records(t: Tournament, run_dir: str | Path) -> list[dict[int, EpisodeRecord]]:
+    """Per seating, its finished episodes (read once per results computation)."""
+    return [
+        read_episodes(t.match_dir(Path(run_dir), k) / EPISODES_FILE, below=t.episodes)
+        for k in range(len(t.seatings))
+    ]
+
+
+def _payoffs(t: Tournament, records: list[dict[int, EpisodeRecord]]) -> list[list[PayoffGame]]:
+    return [
+        [(a, b, float(eps[e].returns[0]), float(eps[e].returns[1])) for e in sorted(eps)]
+        for (a, b), eps in zip(t.seatings, records, strict=True)
+    ]
+
+
+def _won(r0: float, r1: float) -> float:
+    """The first seat's score: 1 / 0.5 / 0 for a higher / equal / lower return."""
+    return 1.0 if r0 > r1 else 0.5 if r0 == r1 else 0.0
+
+
+def payoffs_of(t: Tournament, run_dir: str | Path) -> list[list[PayoffGame]]:
     """Per seating, every finished game as ``(first seat's player, second seat's player, first
     seat's return, second seat's return)``, in episode order."""
-    out = []
-    for k, (a, b) in enumerate(t.seatings):
-        eps = read_episodes(t.match_dir(Path(run_dir), k) / EPISODES_FILE, below=t.episodes)
-        out.append([(a, b, float(eps[e].returns[0]), float(eps[e].returns[1])) for e in sorted(eps)])
-    return out
+    return _payoffs(t, _seating_records(t, run_dir))
 
 
 def games_of(t: Tournament, run_dir: str | Path) -> list[tuple[int, int, float]]:
-    """Every finished game as ``(first seat's player, second seat's player, first seat's score)``,
-    score 1 / 0.5 / 0 for a higher / equal / lower return, in seating and episode order."""
-    return [
-        (a, b, 1.0 if r0 > r1 else 0.5 if r0 == r1 else 0.0)
-        for seating in payoffs_of(t, run_dir)
-        for a, b, r0, r1 in seating
-    ]
+    """Every finished game as ``(first seat's player, second seat's player, first seat's score)``
+    (:func:`_won`), in seating and episode order."""
+    return [(a, b, _won(r0, r1)) for seating in payoffs_of(t, run_dir) for a, b, r0, r1 in seating]
+
+
+def _distinct_games(records: list[dict[int, EpisodeRecord]]) -> int | None:
+    """Different games over all seatings (a seating's equal games are one); None when some
+    episode has no digest (written before digests existed)."""
+    games = [(k, e.game) for k, eps in enumerate(records) for e in eps.values()]
+    return None if any(g is None for _, g in games) else len(set(games))
+
+
+def _seating_row(labels: list[str], seating: tuple[int, int], games: list[PayoffGame]) -> dict[str, Any]:
+    """One seating's games: each seat's mean return with its 95% half-width (Student t), and NRA."""
+    ret = np.array([g[2:] for g in games], float).reshape(-1, 2)
+    a, b = seating
+    return {
+        "players": [labels[a], labels[b]],
+        "games": len(games),
+        "return_mean": jsonable(ret.mean(0) if len(games) else np.full(2, np.nan)),
+        "return_ci95": [ci95(ret[:, 0]), ci95(ret[:, 1])],
+        "relative_advantage": jsonable(relative_advantage(games, len(labels))[a, b]),
+    }
 
 
 def _perfect_column(t: Tournament, games: Sequence[tuple[int, int, float]]) -> tuple[str, dict] | None:
@@ -189,19 +222,6 @@ def _perfect_column(t: Tournament, games: Sequence[tuple[int, int, float]]) -> t
     return name, {t.labels[i]: v for i, v in wdl.items()}
 
 
-def _distinct_games(t: Tournament, run_dir: str | Path) -> int | None:
-    """Different games over all seatings (a seating's equal move sequences are one game);
-    None when some episode has no digest (written before digests existed)."""
-    seen = set()
-    for k in range(len(t.seatings)):
-        eps = read_episodes(t.match_dir(Path(run_dir), k) / EPISODES_FILE, below=t.episodes)
-        for e in eps.values():
-            if e.game is None:
-                return None
-            seen.add((k, e.game))
-    return len(seen)
-
-
 def _headline(row: dict[str, Any]) -> tuple[float, float]:
     """The ranking's sort key: the Nash-averaged payoff where there is one (the players in the
     equilibrium's support tie at its value), then the payoff against the pool; best first."""
@@ -210,25 +230,6 @@ def _headline(row: dict[str, Any]) -> tuple[float, float]:
         return np.inf if x is None or not np.isfinite(x) else -round(x, 9)
 
     return down(row["nash_payoff"]) if row["nash_payoff"] is not None else 0.0, down(row["payoff"])
-
-
-def _seating_row(labels: list[str], seating: tuple[int, int], games: list) -> dict[str, Any]:
-    """One seating's games: each seat's mean return with a 95% half-width (Student t), and NRA."""
-    from scipy import stats
-
-    ret = np.array([g[2:] for g in games], float).reshape(-1, 2)
-    k = ret.shape[0]
-    half = stats.t.ppf(0.975, k - 1) * ret.std(0, ddof=1) / np.sqrt(k) if k > 1 else np.full(2, np.nan)
-    size = np.abs(ret).sum()
-    return {
-        "players": [labels[seating[0]], labels[seating[1]]],
-        "games": k,
-        "return_mean": jsonable(ret.mean(0) if k else np.full(2, np.nan)),
-        "return_ci95": jsonable(half),
-        "relative_advantage": float((ret[:, 0] - ret[:, 1]).sum() / size)
-        if size > 0
-        else (0.0 if k else None),
-    }
 
 
 def _exploitability(t: Tournament) -> dict[str, float | None] | None:
@@ -243,10 +244,10 @@ def tournament_results(t: Tournament, run_dir: str | Path, *, bootstrap: int = 2
     the game-theoretic columns (see the module docstring)."""
     from alem.arena.ratings import Game, rate, win_matrix
 
-    by_seating = payoffs_of(t, run_dir)
-    distinct = _distinct_games(t, run_dir)
+    records = _seating_records(t, run_dir)
+    by_seating = _payoffs(t, records)
     paid = [g for seating in by_seating for g in seating]
-    raw = [(a, b, 1.0 if r0 > r1 else 0.5 if r0 == r1 else 0.0) for a, b, r0, r1 in paid]
+    raw = [(a, b, _won(r0, r1)) for a, b, r0, r1 in paid]
     games = [Game(a, b, s) for a, b, s in raw]
     labels = t.labels
     n = len(labels)
@@ -272,7 +273,7 @@ def tournament_results(t: Tournament, run_dir: str | Path, *, bootstrap: int = 2
         "episodes_per_seating": t.episodes,
         "games": len(games),
         "complete": len(games) == t.episodes * len(t.seatings),
-        "distinct_games": distinct,
+        "distinct_games": _distinct_games(records),
         "ranked_by": "nash_payoff" if nash is not None else "payoff",
         "win_lose": win_lose,
         "ratings": jsonable(rows),
