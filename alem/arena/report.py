@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from alem.arena.table import ranking_note
 from alem.engine.record import TRANSCRIPTS_FILE
 from alem.errors import AlemError
 from alem.rundir import read_jsonl, write_atomic
@@ -235,17 +236,10 @@ def _tournament_body(res: dict[str, Any], rates: dict[str, dict[str, float | Non
         pr = rates.get(r["label"], {})
         row += [_rate(pr.get("invalid")), _rate(pr.get("fallback")), _rate(pr.get("env_illegal"))]
         rows.append(row)
-    ranked = (
-        "Nash-averaged payoff (the payoff against the pool's maximum-entropy Nash mixture), then payoff"
-        if nash
-        else "mean payoff against the pool (each opponent weighted equally)"
-    )
     body = [
         "<h2>Ranking</h2>",
         _table(head, rows),
-        f'<p class="note">Ranked by {_e(ranked)}. Click a column head to sort.'
-        + (" Elo: Bradley-Terry on games won (a draw is half), 95% bootstrap CI." if win_lose else "")
-        + "</p>",
+        f'<p class="note">{_e(ranking_note(res)[0].upper() + ranking_note(res)[1:])}. Click a column head to sort.</p>',
     ]
     if res.get("payoff_matrix") is not None:
         body += [
@@ -307,7 +301,7 @@ def render_report(run_dir: str | Path) -> str:
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{_e(title)}</title><style>{_STYLE}</style></head><body>"
-        f"<h1>{_e(title)}</h1><p class=\"meta\">{_e(meta)}</p>"
+        f'<h1>{_e(title)}</h1><p class="meta">{_e(meta)}</p>'
         f"{body}<h2>LLM games</h2>{_games(run_dir, MAX_GAMES)}"
         f"<script>{_SCRIPT}</script></body></html>\n"
     )

@@ -174,6 +174,18 @@ def write_tournament_results(run_dir: str | Path, results: dict[str, Any]) -> No
     _write_json_and_csv(Path(run_dir), results, rows, RATING_COLUMNS + vs, "ratings.csv")
 
 
+def ranking_note(results: dict[str, Any]) -> str:
+    """How a tournament's players are ordered (the table's and the results page's footnote)."""
+    note = "ranked by " + (
+        "Nash-averaged payoff (the payoff against the pool's maximum-entropy Nash mixture), then payoff"
+        if results.get("ranked_by") == "nash_payoff"
+        else "mean payoff against the pool (each opponent weighted equally)"
+    )
+    if results.get("win_lose", True):
+        note += "; Elo: Bradley-Terry maximum likelihood on games won (a draw is half), 95% bootstrap CI"
+    return note
+
+
 def _pm(x: float | None, ci: float | None) -> str:
     return "-" if x is None else f"{x:+.3f}" + ("" if ci is None else f" ± {ci:.3f}")
 
@@ -234,14 +246,7 @@ def format_tournament(results: dict[str, Any]) -> str:
         "  ".join(h.ljust(wd) for h, wd in zip(head, widths, strict=True)),
     ]
     lines += ["  ".join(str(c).ljust(wd) for c, wd in zip(r, widths, strict=True)) for r in rows]
-    note = "ranked by " + (
-        "Nash-averaged payoff (the payoff against the pool's maximum-entropy Nash mixture), then payoff"
-        if nash
-        else "mean payoff against the pool (each opponent weighted equally)"
-    )
-    if win_lose:
-        note += "; Elo: Bradley-Terry maximum likelihood on games won (a draw is half), 95% bootstrap CI"
-    lines.append(note)
+    lines.append(ranking_note(results))
     players = results["players"]
     if results.get("payoff_matrix") is not None:
         ci = results.get("payoff_ci95") or [[None] * len(players)] * len(players)
