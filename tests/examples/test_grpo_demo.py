@@ -16,6 +16,7 @@ from alem.text.train.pool import TextEnvPool
 from alem.text.train.turns import answer
 from examples import grpo_demo as gd
 from examples import lora_policy as lp
+from tests.torch_stack import model_stack
 
 ROCK, PAPER, SCISSORS = (answer(m) for m in ("rock", "paper", "scissors"))
 
@@ -170,25 +171,11 @@ def test_pg_loss_kl_term_is_zero_at_the_reference_and_pulls_back_to_it():
 
 
 # ---------------------------------------------------------------------------- the real model
-def _model_stack():
-    for name in ("torch", "transformers", "peft", "gguf"):
-        pytest.importorskip(name)
-    from alem.errors import DependencyNotInstalled
-    from alem.text.llm.local_server import default_model_path
-
-    try:
-        default_model_path()
-    except DependencyNotInstalled as e:
-        pytest.skip(str(e))
-    import torch
-
-    torch.set_num_threads(1)
-    return torch
 
 
 @pytest.mark.exhaustive
 def test_one_update_of_smollm2_moves_replies_the_way_their_advantages_say(rps_pool):
-    torch = _model_stack()
+    torch = model_stack()
     policy = lp.LoRAChatPolicy(seed=0)
     replies = [ROCK, PAPER]
     pending = rps_pool.reset([0, 0])
@@ -222,7 +209,7 @@ def test_one_update_of_smollm2_moves_replies_the_way_their_advantages_say(rps_po
 
 @pytest.mark.exhaustive
 def test_the_cli_writes_results_once_and_refuses_the_same_out(tmp_path):
-    _model_stack()
+    model_stack()
     out = tmp_path / "run"
     argv = ["--steps", "1", "--groups", "1", "--group-size", "2", "--eval-episodes", "3"]
     argv += ["--max-new-tokens", "3", "--out", str(out)]

@@ -17,6 +17,7 @@ from alem.text.train.advantages import RoleBaseline
 from alem.text.train.pool import TextEnvPool
 from alem.text.train.turns import answer
 from examples import selfplay_demo as sd
+from tests.torch_stack import model_stack
 
 BET, PASS = answer("bet"), answer("pass")
 CARDS = {"Jack": "0", "Queen": "1", "King": "2"}
@@ -212,9 +213,8 @@ def test_cli_refuses_an_occupied_out_and_bad_settings_before_loading_anything(tm
 # ---------------------------------------------------------------------------- the real model
 @pytest.mark.exhaustive
 def test_one_selfplay_rae_step_of_smollm2_trains_both_seats(kuhn):
-    from tests.examples.test_grpo_demo import _model_stack
 
-    torch = _model_stack()
+    torch = model_stack()
     from examples.lora_policy import LoRAChatPolicy, play, train_step
 
     policy = LoRAChatPolicy(seed=0)

@@ -14,6 +14,7 @@ from alem.text.train.adapters import rollout as backend_rollout
 from alem.text.train.advantages import grpo_advantages
 from alem.text.train.trl_env import AlemRollout, episode_reward, parse_tag, prompt_tag
 from alem.text.train.turns import answer
+from tests.torch_stack import model_stack
 
 KUHN = "kuhn_poker-v0"
 SEEDS = [8, 8, 14, 14]  # two deals, two games each (2 prompts x 2 generations); both two-turn games
@@ -212,24 +213,9 @@ def test_dataset_is_the_rows():
 
 
 # ---------------------------------------------------------------------------- the real trainer
-def _trainer_stack():
-    for name in ("torch", "transformers", "peft", "gguf", "trl", "datasets"):
-        pytest.importorskip(name)
-    from alem.text.llm.local_server import default_model_path
-
-    try:
-        default_model_path()
-    except DependencyNotInstalled as e:
-        pytest.skip(str(e))
-    import torch
-
-    torch.set_num_threads(1)
-    return torch
-
-
 @pytest.mark.exhaustive
 def test_one_grpo_trainer_step_on_kuhn_poker_moves_smollm2_the_way_the_advantages_say(tmp_path, monkeypatch):
-    torch = _trainer_stack()
+    torch = model_stack("trl", "datasets")
     from trl import GRPOConfig, GRPOTrainer
 
     from examples import lora_policy as lp
