@@ -232,10 +232,13 @@ def play(match: Match, episodes: Iterable[int], *, progress: bool = False) -> It
         step_index += 1
         returns[running] += h_out["reward"][running]
         illegal += np.asarray(h_out["illegal"], bool) & acting
-        moved = np.asarray(h_out["actions"], np.int32)
-        for r in np.flatnonzero(acting.any(1)):
-            seats = np.flatnonzero(acting[r])
-            games[r].update(np.stack([seats, moved[r, seats]]).astype(np.int32).tobytes())
+        # Each moving row's step into its digest: every seat's move, -1 for the seats that wait
+        # (one array for the batch, then a byte slice per row: no per-row NumPy calls).
+        rows = np.flatnonzero(acting.any(1))
+        step_bytes = np.where(acting, np.asarray(h_out["actions"]), -1).astype(np.int32)[rows].tobytes()
+        width = 4 * n
+        for k, r in enumerate(rows):
+            games[r].update(step_bytes[k * width : (k + 1) * width])
         t[running] += 1
         for r in np.flatnonzero(np.asarray(h_out["done"]) & running):
             ep = int(row_ep[r])
