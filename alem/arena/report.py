@@ -319,7 +319,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m alem.arena.report", description=__doc__.split("\n\n")[0])
     ap.add_argument("run_dir", help="an arena or tournament run directory (holds results.json)")
     ap.add_argument("--out", default=None, help=f"the page to write (default: <run dir>/{REPORT_FILE})")
+    ap.add_argument("--overwrite", action="store_true", help="replace a page that is already there")
     a = ap.parse_args(argv)
+    target = Path(a.out) if a.out is not None else Path(a.run_dir) / REPORT_FILE
+    if target.exists() and not a.overwrite:
+        print(f"alem.arena.report: {target} exists; pass --overwrite to replace it", file=sys.stderr)
+        return 1
     try:
         path = write_report(a.run_dir, a.out)
     except (AlemError, OSError) as e:

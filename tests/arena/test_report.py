@@ -65,6 +65,11 @@ def test_the_page_is_self_contained_escaped_and_carries_the_tables(tournament):
 def test_write_report_and_its_command_refuse_what_is_not_a_run(tournament, tmp_path_factory, capsys):
     path = write_report(tournament)
     assert path == tournament / REPORT_FILE and path.read_text().startswith("<!DOCTYPE html>")
+    # The command does not replace a page that is there unless told to.
+    path.write_text("kept")
+    assert main([str(tournament)]) == 1 and path.read_text() == "kept"
+    assert "--overwrite" in capsys.readouterr().err
+    assert main([str(tournament), "--overwrite"]) == 0 and path.read_text().startswith("<!DOCTYPE html>")
     empty = tmp_path_factory.mktemp("empty")
     with pytest.raises(AlemError, match="results.json is missing"):
         render_report(empty)
