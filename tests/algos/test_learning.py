@@ -60,6 +60,7 @@ def test_joint_action_cppo_reaches_the_climbing_optimum():
     assert (ret >= 10.5).all(), f"late return per seed {ret}; optimum 11"
 
 
+@pytest.mark.exhaustive  # the default run's budget (test_vmapped_seeds_equal_separate_runs checks determinism too)
 def test_same_seed_same_metrics():
     env = alem.make("iterated_stag_hunt-v0", num_rounds=5)
     learner = make_learner(env, make_config("mappo", **SMALL, total_steps=16 * 8 * 3))

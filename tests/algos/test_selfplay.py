@@ -298,6 +298,7 @@ def test_the_learner_seat_against_the_random_player_can_be_pinned():
         tiny("off", selfplay_random=0.5, selfplay_random_seat=-2)
 
 
+@pytest.mark.exhaustive  # the default run's budget
 def test_random_opponent_plays_uniform_legal_moves_and_its_seat_does_not_learn():
     env = alem.make("tic_tac_toe-v0")
     learner = make_learner(env, tiny("off", selfplay_random=0.5))

@@ -101,6 +101,7 @@ def test_cli_round_robin_writes_ratings_and_refuses_bad_input_before_writing(tmp
     assert not any((tmp_path / d).exists() for d in ("g", "u", "m"))
 
 
+@pytest.mark.exhaustive  # the default run's budget (tests/arena/test_payoffs.py holds the arithmetic)
 def test_poker_tournament_ranks_by_chips_with_the_payoff_matrix_and_exploitability(tmp_path):
     # random first in the pool: the ranking, not the order given, puts CFR on top.
     out = run(

@@ -82,6 +82,7 @@ def test_openings_vary_deterministic_games_the_same_for_every_seating():
     assert other == {e: two[e].opening for e in (11, 3, 0)}
 
 
+@pytest.mark.exhaustive  # the default run's budget
 def test_an_opening_ply_that_would_end_the_game_is_skipped():
     ttt = alem.make("tic_tac_toe-v0")
     recs = list(play(Match(ttt, [RandomPolicy()] * 2, 16, num_envs=16, openings=9), range(16)))

@@ -322,6 +322,7 @@ def self_play_scores(env: Hanabi, policy: str, num_games: int, seed: int = 0) ->
     return np.asarray(total)
 
 
+@pytest.mark.exhaustive  # the default run's budget
 def test_rule_player_scores_far_above_random_in_self_play():
     env = alem.make("hanabi-v0")
     rule, rand = self_play_scores(env, "rule", 64), self_play_scores(env, "random", 64)
