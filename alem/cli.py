@@ -76,6 +76,10 @@ def hydra_app(prog: str, config_name: str, body: Callable[[Any], None]) -> Calla
             sys.exit(1)
         except KeyboardInterrupt:
             print(f"{prog}: interrupted; {_kept(prog, cfg)}", file=sys.stderr, flush=True)
+            # The signal can land inside a constructor (an asyncio loop of a checkpoint save,
+            # JAX's GC callback); collecting that half-built object at exit would print an
+            # "Exception ignored" traceback under the one line. Nothing in it is the user's.
+            sys.unraisablehook = lambda _unraisable: None
             sys.exit(130)  # the shell's code for a SIGINT
 
     # Hydra names the job (and its log file, ``<job>.log``) after the task function's module.

@@ -48,3 +48,40 @@ def test_resume_keys_refuses_another_output_dir_and_skips_ignored_keys(tmp_path)
     assert len(refused) == 1 and "writes into its own directory" in refused[0]
     same = OmegaConf.create({"output_dir": str(tmp_path)})
     assert resume_keys(same, tmp_path, ["output_dir=."], ignore=()) == ([], [])
+
+
+_INTERRUPTED_APP = """
+import sys
+
+from alem.cli import hydra_app
+
+
+class HalfBuilt:
+    # What a signal landing inside a constructor leaves behind: a finaliser that fails.
+    def __del__(self):
+        raise AttributeError("_ssock")
+
+
+def body(cfg):
+    keep = HalfBuilt()
+    keep.cycle = keep  # collected at exit, after the handler has printed its line
+    raise KeyboardInterrupt
+
+
+hydra_app("alem.train", "config", body)()
+"""
+
+
+def test_ctrl_c_prints_one_line_even_when_teardown_fails(tmp_path):
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-c", _INTERRUPTED_APP, f"hydra.run.dir={tmp_path}", "hydra.output_subdir=null"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 130, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("alem.train: interrupted;"), proc.stderr
