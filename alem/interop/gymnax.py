@@ -47,6 +47,7 @@ __all__ = [
     "ToGymnax",
     "ToGymnaxState",
     "from_gymnax_space",
+    "GYMNAX_DRAWINGS",
     "make_gymnax",
     "to_gymnax_space",
 ]
@@ -154,6 +155,11 @@ class FromGymnax(MultiAgentEnv[FromGymnaxState, FromGymnaxParams]):
     - **params**: :class:`FromGymnaxParams` wrapping the gymnax params, so a batch of
       gymnax params can be vmapped over. Spaces are built once from the params given
       at construction (gymnax spaces may depend on params; alem's are static).
+    - **Picture** (``render_rgb``): drawn for the gymnax envs in :data:`GYMNAX_DRAWINGS`:
+      CartPole-v1 (300 x 200 px: the track with its ``x_threshold`` ends, the cart at ``x``,
+      the pole at ``theta``) and Pendulum-v1 (200 x 200 px: the rod from the pivot at
+      ``theta``, 0 upright, and the last torque as a bar); any other gymnax env raises
+      ``NotImplementedError`` naming it.
 
     Args:
         gymnax_env: the gymnax environment.
@@ -332,9 +338,80 @@ class FromGymnax(MultiAgentEnv[FromGymnaxState, FromGymnaxParams]):
         ts = self._timestep(obs, reward, terminated, truncated, self._cast_info(info))
         return FromGymnaxState(env_state=env_state, obs=obs), ts
 
+    # ------------------------------------------------------------------ pixels
+    def render_rgb(self, state: FromGymnaxState, params: FromGymnaxParams | None = None) -> np.ndarray:
+        """uint8 ``[H, W, 3]`` picture of the gymnax state, for the envs in :data:`GYMNAX_DRAWINGS`.
+
+        Raises:
+            NotImplementedError: for any other gymnax env.
+        """
+        draw = GYMNAX_DRAWINGS.get(self.gymnax_env.name)
+        if draw is None:
+            raise NotImplementedError(
+                f"{self.id} has no RGB rendering: alem draws only the gymnax envs "
+                f"{sorted(GYMNAX_DRAWINGS)}, not {self.gymnax_env.name}"
+            )
+        params = self.default_params if params is None else params
+        return draw(state.env_state, params.gymnax)
+
+
+# ---------------------------------------------------------------------------- pictures
+def _segment(img: np.ndarray, p: tuple[float, float], q: tuple[float, float], width: float, colour) -> None:
+    """Paint the segment from ``p`` to ``q`` (``(x, y)`` pixels) ``width`` pixels thick, round ends."""
+    yy, xx = np.mgrid[0 : img.shape[0], 0 : img.shape[1]]
+    (px, py), (qx, qy) = p, q
+    dx, dy = qx - px, qy - py
+    t = np.clip(((xx - px) * dx + (yy - py) * dy) / max(dx * dx + dy * dy, 1e-9), 0.0, 1.0)
+    img[(xx - px - t * dx) ** 2 + (yy - py - t * dy) ** 2 <= (width / 2) ** 2] = colour
+
+
+def _draw_cartpole(state: Any, params: Any) -> np.ndarray:
+    """300 x 200: track, cart at ``x`` (the track spans ``+-x_threshold``), pole at ``theta``."""
+    h, w = 200, 300
+    img = np.full((h, w, 3), 255, np.uint8)
+    scale = w / (2 * float(params.x_threshold))
+    mid = (w - 1) / 2  # pixel centres: the picture is symmetric about x = 0
+    track_y = 140
+    img[track_y, :] = 0
+    img[track_y - 6 : track_y + 6, [0, w - 1]] = (200, 0, 0)  # the termination bounds, +-x_threshold
+    cx = mid + float(state.x) * scale
+    cart_w, cart_h = 30, 18
+    img[track_y - cart_h // 2 : track_y + cart_h // 2, np.abs(np.arange(w) - cx) <= cart_w / 2] = 0
+    axle = (cx, track_y - cart_h / 2)
+    pole = 2 * float(params.length) * scale  # gymnax's length is half the pole
+    theta = float(state.theta)  # positive: leaning right (towards +x)
+    tip = (axle[0] + pole * math.sin(theta), axle[1] - pole * math.cos(theta))
+    _segment(img, axle, tip, 8, (202, 152, 101))
+    _segment(img, axle, axle, 6, (129, 132, 203))
+    return img
+
+
+def _draw_pendulum(state: Any, params: Any) -> np.ndarray:
+    """200 x 200: the rod from the pivot at ``theta`` (0 upright, counter-clockwise positive) and the
+    last torque as a bar from the centre at the bottom (right: positive)."""
+    n = 200
+    img = np.full((n, n, 3), 255, np.uint8)
+    c, rod = n / 2, 0.4 * n
+    theta = float(state.theta)
+    end = (c - rod * math.sin(theta), c - rod * math.cos(theta))
+    _segment(img, (c, c), end, 14, (204, 77, 77))
+    _segment(img, (c, c), (c, c), 6, (0, 0, 0))
+    u = float(np.clip(float(state.last_u) / float(params.max_torque), -1.0, 1.0))
+    x0, x1 = sorted((int(c), int(round(c + u * 0.45 * n))))
+    img[n - 14 : n - 6, x0 : max(x1, x0 + 1)] = (60, 60, 60)
+    return img
+
+
+#: gymnax env name -> ``draw(gymnax_state, gymnax_params) -> uint8 [H, W, 3]`` (host-side NumPy).
+GYMNAX_DRAWINGS: dict[str, Any] = {"CartPole-v1": _draw_cartpole, "Pendulum-v1": _draw_pendulum}
+
 
 def make_gymnax(name: str, **kwargs: Any) -> FromGymnax:
-    """``gymnax.make(name, **kwargs)`` wrapped as a one-agent alem env (see :class:`FromGymnax`)."""
+    """``gymnax.make(name, **kwargs)`` wrapped as a one-agent alem env (see :class:`FromGymnax`).
+
+    ``render_rgb`` draws CartPole-v1 (track, cart, pole) and Pendulum-v1 (rod, torque); other
+    gymnax envs raise ``NotImplementedError`` there.
+    """
     import gymnax  # importable: the module checked its extra on import
 
     env, params = gymnax.make(name, **kwargs)

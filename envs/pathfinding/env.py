@@ -67,6 +67,11 @@ Card
   ``tests/envs/pathfinding/fixtures`` are replayed step by step.
 - **Text**: rules, ASCII view of an agent's window or of the whole grid, action names
   with aliases (stay, north/south/west/east), parser.
+- **Picture** (``render_rgb``, GIFs with ``python -m alem.render``): walls dark, free
+  cells light, each active agent a disc of its colour (10 colours, cycling by index),
+  its goal a hollow square of the same colour (agents that left the map are not
+  drawn); 16 px per cell, fewer on maps over 32
+  cells so the long side stays <= 512 px (256 x 256 for the registered 16 x 16 ids).
 - **Version**: v0.
 
 Cost note: batched rollouts (:class:`~alem.wrappers.BatchedAutoReset`) compute resets only
@@ -410,3 +415,10 @@ class PathfindingEnv(TextHooks, MultiAgentEnv[PathfindingState, PathfindingParam
         self, state: PathfindingState, agent: int | None = None, params: PathfindingParams | None = None
     ) -> str:
         return viewer.render_text(self, state, agent)
+
+    # ------------------------------------------------------------------ pixels
+    def render_rgb(
+        self, state: PathfindingState, params: PathfindingParams | None = None, cell: int | None = None
+    ) -> np.ndarray:
+        """uint8 ``[H * cell, W * cell, 3]``: walls, agents as coloured discs, goals as hollow squares."""
+        return viewer.render_rgb(self, state, cell)

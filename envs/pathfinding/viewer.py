@@ -1,9 +1,11 @@
-"""Pathfinding text output (host-side): the rules and ASCII views of a state.
+"""Pathfinding output (host-side): the rules, ASCII views and RGB pictures of a state.
 
-:class:`~alem.envs.pathfinding.env.PathfindingEnv`'s text hooks delegate here. The whole
-grid marks agents ``0-9a-zA-Z`` (index mod 62) and active goals ``*``; an agent's view is
-its ``(2R+1) x (2R+1)`` window with ``@`` itself, ``G`` its goal, ``a`` other agents and
-``#`` walls (outside the map too).
+:class:`~alem.envs.pathfinding.env.PathfindingEnv`'s text hooks and ``render_rgb`` delegate
+here. The whole grid marks agents ``0-9a-zA-Z`` (index mod 62) and active goals ``*``; an
+agent's view is its ``(2R+1) x (2R+1)`` window with ``@`` itself, ``G`` its goal, ``a``
+other agents and ``#`` walls (outside the map too). The picture draws walls dark, free
+cells light, each active agent as a disc of its colour (:data:`AGENT_COLOURS`, cycling) and
+its goal as a hollow square of the same colour.
 """
 
 from __future__ import annotations
@@ -18,7 +20,16 @@ from alem.envs.pathfinding.types import MODES, PathfindingParams, PathfindingSta
 if TYPE_CHECKING:
     from alem.envs.pathfinding.env import PathfindingEnv
 
-__all__ = ["GOAL_RULES", "rules_text", "render_text"]
+__all__ = [
+    "AGENT_COLOURS",
+    "FREE_COLOUR",
+    "GOAL_RULES",
+    "WALL_COLOUR",
+    "cell_size",
+    "render_rgb",
+    "render_text",
+    "rules_text",
+]
 
 #: The goal rule of each mode, as told to agents.
 GOAL_RULES = {
@@ -28,6 +39,25 @@ GOAL_RULES = {
 }
 #: Labels of agents in the whole-grid view (index mod 62).
 _LABELS = string.digits + string.ascii_letters
+#: uint8 ``[10, 3]`` agent colours of the picture: agent ``i`` has colour ``i % 10``.
+AGENT_COLOURS = np.array(
+    [
+        [31, 119, 180],
+        [255, 127, 14],
+        [44, 160, 44],
+        [214, 39, 40],
+        [148, 103, 189],
+        [140, 86, 75],
+        [227, 119, 194],
+        [188, 189, 34],
+        [23, 190, 207],
+        [127, 127, 127],
+    ],
+    np.uint8,
+)
+WALL_COLOUR = (40, 44, 52)
+FREE_COLOUR = (236, 236, 236)
+_GRID_COLOUR = (214, 214, 214)
 
 
 def rules_text(env: PathfindingEnv, params: PathfindingParams, agent: int = 0) -> str:
@@ -89,3 +119,40 @@ def render_text(env: PathfindingEnv, state: PathfindingState, agent: int | None 
         else f"goal offset: {dr:+d} rows, {dc:+d} cols"
     )
     return f"step {int(state.t)}; you are at row {me[0]}, col {me[1]}; {status}\n" + "\n".join(view)
+
+
+def cell_size(height: int, width: int) -> int:
+    """Pixels per cell of the picture: 16, less on big maps so the long side stays <= 512 (at least 2)."""
+    return int(min(16, max(2, 512 // max(height, width))))
+
+
+def render_rgb(env: PathfindingEnv, state: PathfindingState, cell: int | None = None) -> np.ndarray:
+    """uint8 ``[H * cell, W * cell, 3]`` (``cell``: :func:`cell_size` by default): walls dark,
+    free cells light, active agents as discs of their colour, their goals as hollow squares."""
+    cell = cell_size(env.height, env.width) if cell is None else int(cell)
+    pos = np.asarray(state.pos)
+    goal = np.asarray(state.goal)
+    active = np.asarray(state.active)
+    obst = np.asarray(env.obstacles(state))
+    tile = np.empty((cell, cell, 3), np.uint8)
+    tile[:] = FREE_COLOUR
+    if cell >= 8:  # faint grid lines between free cells
+        tile[0, :] = tile[:, 0] = _GRID_COLOUR
+    img = np.tile(tile, (env.height, env.width, 1))
+    img[np.kron(obst, np.ones((cell, cell), bool))] = WALL_COLOUR
+    yy, xx = np.mgrid[0:cell, 0:cell]
+    border = np.minimum(np.minimum(yy, xx), np.minimum(cell - 1 - yy, cell - 1 - xx))
+    ring = border < max(1, cell // 8)  # the goal's outline
+    centre = (cell - 1) / 2
+    disc = (yy - centre) ** 2 + (xx - centre) ** 2 <= (0.38 * cell) ** 2 if cell >= 6 else ~ring
+    pale = cell < 4  # too small for an outline: a goal is a pale square, an agent a full one
+    if pale:
+        ring = disc = np.ones_like(ring)
+    for i in np.flatnonzero(active):
+        r, c = goal[i] * cell
+        colour = AGENT_COLOURS[i % len(AGENT_COLOURS)]
+        img[r : r + cell, c : c + cell][ring] = (colour // 2 + 120) if pale else colour
+    for i in np.flatnonzero(active):
+        r, c = pos[i] * cell
+        img[r : r + cell, c : c + cell][disc] = AGENT_COLOURS[i % len(AGENT_COLOURS)]
+    return img

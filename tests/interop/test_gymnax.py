@@ -17,8 +17,10 @@ from gymnax.environments import spaces as gx_spaces
 import alem
 from alem.errors import ActionError, EnvArgumentError
 from alem.interop.gymnax import (
+    GYMNAX_DRAWINGS,
     FromGymnax,
     FromGymnaxParams,
+    FromGymnaxState,
     ToGymnax,
     from_gymnax_space,
     make_gymnax,
@@ -303,3 +305,57 @@ def test_continuous_actions_round_trip(pendulum):
     r_out = rt.step(k_step, r_state, action[0], rt.default_params)
     for i in (0, 2, 3, 4):
         np.testing.assert_array_equal(r_out[i], g_out[i])
+
+
+# ---------------------------------------------------------------------------- (g) pictures
+def _pixels(img: np.ndarray, colour) -> tuple[np.ndarray, np.ndarray]:
+    """Rows and columns of the pixels of ``colour``."""
+    return np.nonzero((img == np.array(colour, np.uint8)).all(-1))
+
+
+def test_cartpole_picture_follows_x_and_theta(cartpole):
+    from gymnax.environments.classic_control.cartpole import EnvState
+
+    _, _, env = cartpole
+    pole = (202, 152, 101)
+
+    def draw(x: float, theta: float) -> np.ndarray:
+        gx_state = EnvState(x=np.float32(x), x_dot=0.0, theta=np.float32(theta), theta_dot=0.0, time=0)
+        return env.render_rgb(FromGymnaxState(env_state=gx_state, obs=np.zeros(4, np.float32)))
+
+    right, left, moved = draw(0.0, 0.2), draw(0.0, -0.2), draw(1.2, 0.2)
+    assert right.shape == (200, 300, 3) and right.dtype == np.uint8
+    (ry, rx), (_, lx) = _pixels(right, pole), _pixels(left, pole)
+    assert len(rx) > 100 and len(lx) == len(rx)
+    assert rx.mean() > 155 and lx.mean() < 145  # the pole leans the way theta says (+: towards +x)
+    assert ry.min() < 90 and ry.max() < 140  # above the track (y 140)
+    np.testing.assert_array_equal(left, right[:, ::-1])  # mirror images
+    # x = 1.2 of the +-2.4 track: the cart and its pole move right by a quarter of the 300 px width.
+    cart = [np.flatnonzero((img[145] == 0).all(-1)) for img in (right, moved)]  # a row below the track
+    assert len(cart[0]) == len(cart[1]) == 30 and cart[1].mean() - cart[0].mean() == pytest.approx(75, abs=1)
+    assert _pixels(moved, pole)[1].mean() - rx.mean() == pytest.approx(75, abs=1.5)
+
+
+def test_pendulum_picture_follows_theta(pendulum):
+    from gymnax.environments.classic_control.pendulum import EnvState
+
+    _, _, env = pendulum
+    rod = (204, 77, 77)
+
+    def draw(theta: float, u: float = 0.0) -> np.ndarray:
+        gx_state = EnvState(theta=np.float32(theta), theta_dot=0.0, last_u=np.float32(u), time=0)
+        return env.render_rgb(FromGymnaxState(env_state=gx_state, obs=np.zeros(3, np.float32)))
+
+    up, down, ccw = draw(0.0), draw(np.pi), draw(np.pi / 2)
+    assert up.shape == (200, 200, 3) and up.dtype == np.uint8
+    assert _pixels(up, rod)[0].mean() < 80 and _pixels(down, rod)[0].mean() > 120  # 0 is upright
+    y, x = _pixels(ccw, rod)
+    assert x.mean() < 80 and abs(y.mean() - 100) < 3  # +pi/2: counter-clockwise, to the left
+    assert not np.array_equal(draw(0.0, 1.0), up)  # the torque bar
+
+
+def test_render_rgb_of_an_undrawn_gymnax_env_names_it():
+    env = FromGymnax(*gymnax.make("Acrobot-v1"))
+    with pytest.raises(NotImplementedError, match=r"gymnax/Acrobot-v1 has no RGB rendering.*CartPole-v1"):
+        env.render_rgb(None)
+    assert set(GYMNAX_DRAWINGS) == {"CartPole-v1", "Pendulum-v1"}

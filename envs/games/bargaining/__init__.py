@@ -1,8 +1,8 @@
 """Bargaining ("Deal or No Deal"), exact to OpenSpiel's ``bargaining`` (the card is in :mod:`.env`).
 
 The package: :mod:`.types` (constants, the offer table, the instance list, state and
-parameters), :mod:`.env` (the rules and the observation tensors) and :mod:`.text` (rules,
-views, offer names and the parser).
+parameters), :mod:`.env` (the rules and the observation tensors), :mod:`.text` (rules,
+views, offer names and the parser) and :mod:`.viewer` (the RGB picture).
 """
 
 from alem.envs.games.bargaining.env import Bargaining

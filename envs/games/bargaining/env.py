@@ -53,6 +53,11 @@ Card
   ``"accept"``, ``"deal"`` (not after a negation: ``"no deal"``). The text hooks have
   no message channel, so free text around the move is accepted and ignored; a reply
   naming one offer plays it even if it also says "agree".
+- **Picture** (``render_rgb``, 316 x 142 px, omniscient): a status strip (blue/red: player
+  0/1 to move, green: deal, grey: no deal), one row per item type with a glyph per item in
+  the pool (books, hats, balls) coloured by who gets it in the last offer (blue player 0,
+  red player 1, grey before any offer), both players' values as bars at the right, and one
+  segment per offer made along the bottom.
 - **Version**: v0.
 """
 
@@ -66,6 +71,7 @@ import numpy as np
 
 from alem import spaces
 from alem.core import MultiAgentEnv, TimeStep
+from alem.envs.games.bargaining import viewer
 from alem.envs.games.bargaining.text import BargainingText
 from alem.envs.games.bargaining.types import (
     AGREE,
@@ -172,6 +178,11 @@ class Bargaining(BargainingText, MultiAgentEnv[BargainingState, BargainingParams
         if self.instances_file is not None:
             out["instances_file"] = str(self.instances_file)
         return out
+
+    def render_rgb(self, state: BargainingState, params: BargainingParams | None = None) -> np.ndarray:
+        """uint8 ``[142, 316, 3]``: the pool split by the last offer, both players' values, the turn or
+        the outcome, the offers so far (see :func:`alem.envs.games.bargaining.viewer.render_rgb`)."""
+        return viewer.render_rgb(state, self.max_turns)
 
     # ------------------------------------------------------------------ dynamics
     def terminal(self, state: BargainingState) -> jax.Array:

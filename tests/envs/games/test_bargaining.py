@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import alem
-from alem.envs.games.bargaining import AGREE, OFFERS, Bargaining, load_instances
+from alem.envs.games.bargaining import AGREE, OFFERS, Bargaining, load_instances, viewer
 from alem.errors import EnvArgumentError
 
 pyspiel = pytest.importorskip("pyspiel")
@@ -407,3 +407,40 @@ def test_rules_text_mentions_turn_limit_discount_and_break_off():
     assert "player 1" in rules and "After 6 offers" in rules
     assert "by 0.9" in rules and "probability 0.3" in rules
     assert "0.9" not in make_env().rules_text()
+
+
+# -------------------------------------------------------------------------- picture
+
+
+def test_render_rgb_shows_the_split_the_values_the_turn_and_the_outcome():
+    env = make_env()
+    (s0, _), (s1, _), (s2, _) = play([offer(1, 2, 0), AGREE])  # instance 0: pool 1 book, 2 hats, 3 balls
+    blue, red = (tuple(int(v) for v in viewer.PLAYER_COLOURS[p]) for p in (0, 1))
+
+    def px(img, y, x):
+        return tuple(int(v) for v in img[y, x])
+
+    def item(img, kind, k):  # the centre of the glyph of the k-th item of that kind
+        return px(img, 24 + kind * 34 + 14, 6 + k * 34 + 14)
+
+    def history(img, k):  # the segment of offer k (10 offers over 304 px)
+        return px(img, 132, 6 + k * 30 + 10)
+
+    img0, img1, img2 = (env.render_rgb(s) for s in (s0, s1, s2))
+    assert img0.shape == (142, 316, 3) and img0.dtype == np.uint8
+    assert px(img0, 10, 10) == blue  # player 0 to move
+    assert item(img0, 0, 0) == item(img0, 2, 2) == viewer.UNOFFERED_COLOUR and history(img0, 0) != blue
+    assert item(img0, 0, 1) == item(img0, 2, 3)  # beyond the pool: empty
+    # Player 0 asks for the book and both hats: those turn blue, the balls go to player 1 (red).
+    assert not np.array_equal(img0, img1)
+    assert px(img1, 10, 10) == red  # player 1 to move
+    assert item(img1, 0, 0) == item(img1, 1, 1) == blue and item(img1, 2, 0) == item(img1, 2, 2) == red
+    assert history(img1, 0) == blue and history(img1, 1) == history(img0, 1)
+    # Values: player 0 values a book 8 (blue bar of 8 x 6 px), player 1 values it 4.
+    bars = 6 + 7 * 34 + 6
+    assert px(img1, 24 + 1, bars + 47) == blue and px(img1, 24 + 1, bars + 48) not in (blue, red)
+    assert px(img1, 24 + 15, bars + 23) == red and px(img1, 24 + 15, bars + 24) not in (blue, red)
+    # The deal: green strip, the agreed split stays.
+    assert px(img2, 10, 10) == viewer.DEAL_COLOUR and np.array_equal(img2[24:], img1[24:])
+    no_deal, _ = play([offer(1, 0, 0)] * 10)[-1]
+    assert px(env.render_rgb(no_deal), 10, 10) == viewer.NO_DEAL_COLOUR

@@ -9,6 +9,7 @@ import pytest
 
 import alem
 from alem.envs.pathfinding import maps as M
+from alem.envs.pathfinding import viewer
 from alem.envs.pathfinding.env import PathfindingEnv
 from alem.errors import EnvArgumentError
 
@@ -227,9 +228,16 @@ def test_replaced_params_out_of_range_are_rejected(one_shot, change, match):
         env.reset(jax.random.key(0), bad)
 
 
-def test_text_hooks():
+@pytest.fixture(scope="module")
+def corridor_with_a_wall():
+    """A 1x5 map ``.#...``: agent 0 on its goal (0, 0), agent 1 at (0, 2) with its goal at (0, 4)."""
     env = PathfindingEnv(2, 1, 5, maps=".#...", starts=[[0, 0], [0, 2]], goals=[[0, 0], [0, 4]], obs_radius=1)
     state, _ = jax.jit(env.reset)(jax.random.key(0), env.default_params)
+    return env, jax.device_get(state)
+
+
+def test_text_hooks(corridor_with_a_wall):
+    env, state = corridor_with_a_wall
     view = env.render_text(state, agent=1)
     lines = view.splitlines()
     assert "goal offset: +0 rows, +2 cols" in lines[0]
@@ -239,3 +247,32 @@ def test_text_hooks():
     assert env.parse_action("I go east", 0) == 4 and env.parse_action("stay", 0) == 0
     assert env.parse_action("up", 0) == 1 and env.parse_action("left or right", 0) is None
     assert "agent 1 of 2" in env.rules_text(agent=1)
+
+
+def test_render_rgb_draws_walls_agents_and_goals(corridor_with_a_wall):
+    env, state = corridor_with_a_wall
+    img = env.render_rgb(state)
+    assert img.shape == (16, 80, 3) and img.dtype == np.uint8  # 16 px per cell
+    c0, c1 = (tuple(int(v) for v in viewer.AGENT_COLOURS[i]) for i in (0, 1))
+    assert c0 != c1
+
+    def px(y, x):
+        return tuple(int(v) for v in img[y, x])
+
+    assert px(8, 24) == viewer.WALL_COLOUR  # (0, 1) is a wall
+    assert px(8, 56) == viewer.FREE_COLOUR  # (0, 3) is free
+    assert px(8, 40) == c1  # agent 1's disc at (0, 2)
+    assert px(8, 65) == c1 and px(8, 72) == viewer.FREE_COLOUR  # its goal (0, 4): outline, hollow
+    assert px(8, 8) == c0 and px(8, 1) == c0  # agent 0 on its goal: disc inside the outline
+    # An agent that left the map (disappear mode) is drawn with neither its disc nor its goal.
+    gone = env.render_rgb(state.replace(active=np.array([True, False])))
+    assert tuple(gone[8, 40]) == tuple(gone[8, 65]) == viewer.FREE_COLOUR
+    np.testing.assert_array_equal(gone[:, :32], img[:, :32])
+    # Big maps get smaller cells; at 2 px a cell still shows the agent and its (pale) goal.
+    assert viewer.cell_size(16, 16) == 16 and viewer.cell_size(64, 40) == 8 and viewer.cell_size(300, 9) == 2
+    small = env.render_rgb(state, cell=2)
+    assert (
+        small.shape == (2, 10, 3)
+        and tuple(small[0, 4]) == c1
+        and tuple(small[0, 8]) not in (c1, viewer.FREE_COLOUR)
+    )
