@@ -43,8 +43,10 @@ def rollout_frames(
 
     ``policy(key, ts)`` returns the actions after timestep ``ts`` (default: uniform random legal
     actions); a policy with a ``reset()`` method (a recurrent one, e.g.
-    :class:`alem.algos.checkpoint_player.TrainedActor`) has it called at every episode start. When
-    an episode ends the next frame shows a fresh reset, as with auto-reset.
+    :class:`alem.algos.checkpoint_player.TrainedActor`) has it called at every episode start.
+    Every frame after the first is the state a step made, so an episode's last frame is its
+    terminal state (the winning move, a one-shot game's joint action); the next step starts
+    from a fresh reset, which is not shown.
     """
     if int(num_steps) < 0:
         raise EnvArgumentError(f"rollout_frames: num_steps must be >= 0, got {num_steps}")
@@ -58,12 +60,12 @@ def rollout_frames(
     new_episode()
     frames = [_frame(env, state, params)]
     for _ in range(int(num_steps)):
-        key, k_act, k_step = jax.random.split(key, 3)
-        state, ts = step(k_step, state, act(k_act, ts), params)
         if bool(ts.done):
             key, k_reset = jax.random.split(key)
             state, ts = reset(k_reset, params)
             new_episode()
+        key, k_act, k_step = jax.random.split(key, 3)
+        state, ts = step(k_step, state, act(k_act, ts), params)
         frames.append(_frame(env, state, params))
     return frames
 

@@ -7,6 +7,9 @@ replaces in ``on_page_markdown``:
   class, with the class's docstring card, the spec, spaces and flags of ``alem.make(id)``,
   and for text-capable envs the rules and an ASCII frame of a fresh episode.
 - ``<!-- alem:env-index -->``: one table of every registered id, linked to its section.
+- ``<!-- alem:gallery [FAMILY] -->``: a grid of every id's GIF (of one family's), linked to its
+  section; each id's section shows its GIF too. The GIFs are made by ``docs/gallery.py`` and kept
+  under ``docs/envs/gallery/``; the build fails when an id has no current one.
 - ``<!-- alem:families -->``: one row per family (its envs, id count, agents, text ids and the
   references they are checked against); ``<!-- alem:family-cards -->``: the same as the home
   page's cards. Nothing about the families is written by hand, so a new env shows up by itself.
@@ -59,6 +62,9 @@ _spec = importlib.util.spec_from_file_location("alem_docs_griffe_rst", _HERE / "
 _rst = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_rst)
 rst_to_markdown = _rst.rst_to_markdown
+_gspec = importlib.util.spec_from_file_location("alem_docs_gallery", _HERE / "gallery.py")
+gallery = importlib.util.module_from_spec(_gspec)
+_gspec.loader.exec_module(gallery)
 
 _MARKER = re.compile(r"^<!-- alem:(?P<name>[a-z-]+)(?: (?P<arg>[^ ]+))? -->$", re.M)
 _FAMILY_PAGES = {
@@ -194,6 +200,8 @@ def on_page_markdown(markdown: str, page, config, files, **kwargs) -> str:
                 )
             _rendered_families.add(arg)
             return family_markdown(arg)
+        if name == "gallery":
+            return gallery_markdown(page.file.src_uri, arg)
         if name == "env-index":
             return env_index_markdown(page.file.src_uri)
         if name == "families":
@@ -217,6 +225,13 @@ def on_post_build(config, **kwargs):
     _remove_tree()
     _save_frames()
     import alem
+
+    stale = gallery.problems()
+    if stale:
+        listed = "; ".join(f"{k}: {v}" for k, v in sorted(stale.items())[:8])
+        raise PluginError(
+            f"{len(stale)} ids have no current picture ({listed}); run `python docs/gallery.py`"
+        )
 
     families = {spec.family for spec in alem.registry().values()}
     missing = sorted(families - _rendered_families)
@@ -385,8 +400,15 @@ def _id_section(env_id: str, spec: Any, ctor: Any) -> str:
         rows.insert(3, ("unpadded observation size (`env.obs_dims`)", sizes))
     if spec.requires:
         rows.append(("requires", ", ".join(f"`{r}`" for r in spec.requires.values())))
+    if spec.text:
+        names = list(env.action_names(0))
+        more = f", ... ({len(names)} in all)" if len(names) > _MAX_ACTION_NAMES else ""
+        rows.append(("action names", f"{', '.join(f'`{n}`' for n in names[:_MAX_ACTION_NAMES])}{more}"))
+    # The picture above the description: the property tables need the column's whole width.
     lines = [
         f"### `{env_id}` {{ #{anchor(env_id)} }}",
+        "",
+        _picture(env_id, _FAMILY_PAGES[spec.family]),
         "",
         (spec.description[:1].upper() + spec.description[1:] + ".") if spec.description else "",
         "",
@@ -396,9 +418,6 @@ def _id_section(env_id: str, spec: Any, ctor: Any) -> str:
         "",
     ]
     if spec.text:
-        names = list(env.action_names(0))
-        more = f", ... ({len(names)} in all)" if len(names) > _MAX_ACTION_NAMES else ""
-        lines[-1:-1] = [f"| action names | {', '.join(f'`{n}`' for n in names[:_MAX_ACTION_NAMES])}{more} |"]
         views = _text_views(env_id, env)
         if views is not None:
             rules, frame = views
@@ -413,6 +432,43 @@ def _id_section(env_id: str, spec: Any, ctor: Any) -> str:
                 "",
             ]
     return "\n".join(lines)
+
+
+def _picture(env_id: str, page: str) -> str:
+    """The gallery GIF of ``env_id`` as a Markdown image, its path relative to ``page``."""
+    entry = gallery.load_manifest().get(env_id)
+    if entry is None:  # on_post_build fails the build and says how to make it
+        return f"*No picture of `{env_id}` yet.*"
+    src = os.path.relpath(gallery.GALLERY / entry["file"], ROOT / "docs" / Path(page).parent)
+    return (
+        f"![Random play in {env_id}]({src.replace(os.sep, '/')})"
+        f'{{ .alem-shot loading=lazy width="{entry["width"]}" height="{entry["height"]}" }}'
+    )
+
+
+def gallery_markdown(src_uri: str, family: str | None = None) -> str:
+    """A grid of every id's GIF (or one family's), each linked to its section."""
+    import alem
+
+    if family is not None and family not in _FAMILY_PAGES:
+        raise PluginError(f"{src_uri}: <!-- alem:gallery {family} -->: no such family")
+    here = Path(src_uri).parent
+    families = [family] if family else list(_FAMILY_PAGES)
+    out = []
+    for fam in families:
+        specs = list(alem.registry(fam).values())
+        if not specs:
+            continue
+        page = _FAMILY_PAGES[fam]
+        link = os.path.relpath(page, here).replace(os.sep, "/")
+        if family is None:
+            out += [f"### {_FAMILY_TITLES.get(fam, fam)} {{ #gallery-{fam} }}", ""]
+        out += ['<div class="alem-gallery" markdown>', ""]
+        for spec in specs:
+            target = f"#{anchor(spec.id)}" if page == src_uri else f"{link}#{anchor(spec.id)}"
+            out.append(f"[{_picture(spec.id, src_uri)}<span>`{spec.id}`</span>]({target})")
+        out += ["", "</div>", ""]
+    return "\n".join(out)
 
 
 def family_markdown(family: str) -> str:
@@ -518,8 +574,8 @@ def _family_summary(family: str) -> tuple[list[Any], list[str], list[str]]:
 def families_markdown(src_uri: str) -> str:
     here = Path(src_uri).parent
     rows = [
-        "| family | envs | ids | agents | text ids | checked against | page |",
-        "|---|---|---|---|---|---|---|",
+        "| family | envs | ids | agents | text ids | checked against |",
+        "|---|---|---|---|---|---|",
     ]
     for family, page in _FAMILY_PAGES.items():
         specs, labels, refs = _family_summary(family)
@@ -532,8 +588,8 @@ def families_markdown(src_uri: str) -> str:
         )
         link = os.path.relpath(page, here).replace(os.sep, "/")
         rows.append(
-            f"| {family} | {', '.join(labels)} | {len(specs)} | {span} | {sum(bool(s.text) for s in specs)} | "
-            f"{', '.join(refs) or '-'} | [{_FAMILY_TITLES.get(family, family)}]({link}) |"
+            f"| [{family}]({link}) | {', '.join(labels)} | {len(specs)} | {span} | "
+            f"{sum(bool(s.text) for s in specs)} | {', '.join(refs) or '-'} |"
         )
     return "\n".join(rows)
 

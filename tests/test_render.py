@@ -38,8 +38,9 @@ def test_rollout_frames_uses_the_policy_and_resets_after_episodes():
     frames = rollout_frames(env, jax.random.key(1), 7, policy=still)
     assert len(calls) == 7 and calls[0] == (1, 4)
     same = [np.array_equal(a, b) for a, b in zip(frames, frames[1:], strict=False)]
-    # Steps 1-2 and 4-5 stay within an episode; steps 3 and 6 end one and show a new reset.
-    assert same == [True, True, False, True, True, False, True]
+    # Frames 1-3 are steps of the first episode (3 is its terminal state); step 4 starts from
+    # a new reset, and so does step 7.
+    assert same == [True, True, True, False, True, True, False]
 
 
 def test_a_policy_with_a_reset_method_is_told_each_episode_start():

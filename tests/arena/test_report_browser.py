@@ -6,42 +6,13 @@ Chromium), where a missing browser fails."""
 
 from __future__ import annotations
 
-import os
-import shutil
-
 import pytest
 from hydra import compose, initialize_config_module
 
 from alem.arena.command import run
+from tests.browser import browser, console_problems
 
 pytestmark = pytest.mark.integration
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-DRIVER = shutil.which("chromedriver")
-
-
-def browser():
-    if not (CHROMIUM and DRIVER):
-        if os.environ.get("ALEM_REQUIRE_BROWSER") == "1":
-            pytest.fail(
-                "ALEM_REQUIRE_BROWSER=1 but chromium/chromedriver are not installed (apt-get install chromium chromium-driver)"
-            )
-        pytest.skip("needs Debian's chromium and chromium-driver")
-    webdriver = pytest.importorskip("selenium.webdriver")
-    from selenium.webdriver.chrome.service import Service
-
-    opts = webdriver.ChromeOptions()
-    for a in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--window-size=1280,1000",
-    ):
-        opts.add_argument(a)
-    opts.binary_location = CHROMIUM
-    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    return webdriver.Chrome(service=Service(DRIVER), options=opts)
 
 
 def test_the_report_page_loads_sorts_and_expands_in_chromium(tmp_path):
@@ -86,7 +57,6 @@ def test_the_report_page_loads_sorts_and_expands_in_chromium(tmp_path):
         assert d.execute_script("return document.documentElement.scrollWidth <= window.innerWidth")
         d.save_screenshot(str(tmp_path / "report.png"))
         print(f"screenshot: {tmp_path / 'report.png'}")
-        errors = [e for e in d.get_log("browser") if e["level"] in ("SEVERE", "WARNING")]
-        assert errors == []
+        assert console_problems(d) == []
     finally:
         d.quit()
