@@ -13,6 +13,8 @@ replaces in ``on_page_markdown``:
 - ``<!-- alem:families -->``: one row per family (its envs, id count, agents, text ids and the
   references they are checked against); ``<!-- alem:family-cards -->``: the same as the home
   page's cards. Nothing about the families is written by hand, so a new env shows up by itself.
+- ``<!-- alem:notebooks -->``: ``notebooks/README.md`` (the analysis notebooks and the
+  tutorials), each notebook linked on the repository.
 - ``<!-- alem:learner-presets -->``: the presets of ``configs/algo/*.yaml`` and
   ``alem.algos.VARIANTS``.
 - ``<!-- alem:learner-options [ppo|q] -->``: every field of ``alem.algos.LearnerConfig`` (or
@@ -202,6 +204,8 @@ def on_page_markdown(markdown: str, page, config, files, **kwargs) -> str:
             return family_markdown(arg)
         if name == "gallery":
             return gallery_markdown(page.file.src_uri, arg)
+        if name == "notebooks":
+            return notebooks_markdown()
         if name == "env-index":
             return env_index_markdown(page.file.src_uri)
         if name == "families":
@@ -607,6 +611,21 @@ def family_cards_markdown(src_uri: str) -> str:
             f"- **[{_FAMILY_TITLES.get(family, family)}]({link})**: {len(specs)} ids: {', '.join(labels)}{checked}."
         )
     return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- notebooks
+_NOTEBOOK = re.compile(r"`((?:[\w-]+/)*[\w-]+\.ipynb)`")
+
+
+def notebooks_markdown() -> str:
+    """``notebooks/README.md`` without its title, each notebook named in it linked on the
+    repository (the site does not carry the notebooks themselves)."""
+    text = (ROOT / "notebooks" / "README.md").read_text(encoding="utf-8")
+    body = re.sub(r"\A# [^\n]*\n+", "", text)
+    missing = [m for m in _NOTEBOOK.findall(body) if not (ROOT / "notebooks" / m).is_file()]
+    if missing:
+        raise PluginError(f"notebooks/README.md names notebooks that do not exist: {missing}")
+    return _NOTEBOOK.sub(lambda m: f"[`{m[1]}`]({_repo_url}/blob/main/notebooks/{m[1]})", body)
 
 
 # --------------------------------------------------------------------------- learners

@@ -97,13 +97,19 @@ def test_strict_build_lists_every_env_id(site: Path) -> None:
     assert "SMAX" in home and "Overcooked" in home and "Hanabi" in home
     for page in ("api/core", "api/algos", "learners"):
         assert (site / page / "index.html").is_file(), page
+    # The notebooks' index is the folder's README, each notebook linked on the repository.
+    notebooks = (site / "notebooks" / "index.html").read_text(encoding="utf-8")
+    for path in sorted((ROOT / "notebooks").rglob("*.ipynb")):
+        name = path.relative_to(ROOT / "notebooks").as_posix()
+        assert f"/blob/main/notebooks/{name}" in notebooks, f"the Notebooks page does not link {name}"
 
 
-#: The pages opened in the browser: home, the Environments page and every family page.
+#: The pages opened in the browser: home, the Environments page, every family page, the notebooks.
 _PAGES = [
     "",
     "envs/",
-    *(f"envs/{family}/" for family in ("games", "coordination", "pathfinding", "single_agent")),
+    *(f"envs/{family}/" for family in sorted({spec.family for spec in alem.registry().values()})),
+    "notebooks/",
 ]
 #: What the theme asks of the network (the repository's facts for the header).
 _GITHUB_API = "https://api.github.com/repos/alem-sim/alem"
