@@ -9,6 +9,9 @@
 - :mod:`~alem.envs.pathfinding.env`: :class:`PathfindingEnv` (the docstring card), the dynamics.
 - :mod:`~alem.envs.pathfinding.viewer`: rules and ASCII views (the env's text hooks).
 - :mod:`~alem.envs.pathfinding.baseline`: a classical BFS baseline policy.
+- :mod:`~alem.envs.pathfinding.benchmark`: the POGEMA benchmark's map sets (shipped in
+  ``data/pogema_benchmark``), evaluation configs and POGEMA's own task placement
+  (``python -m benchmarks.pogema_protocol`` runs a policy over them).
 
 Importing this package imports none of them; import the module you need. :func:`register`
 adds the registry ids (one per mode; entry points are strings) and the BFS player ``"bfs"``.

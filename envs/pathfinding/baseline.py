@@ -29,7 +29,7 @@ from alem.envs.pathfinding import grid as G
 from alem.envs.pathfinding.env import PathfindingEnv, PathfindingState
 from alem.policies import Policy, Turn
 
-__all__ = ["agent_action", "joint_actions", "BFSPolicy"]
+__all__ = ["agent_action", "action_from_distances", "joint_actions", "BFSPolicy"]
 
 
 def agent_action(
@@ -40,11 +40,25 @@ def agent_action(
     side_step: float = 0.2,
 ) -> jax.Array:
     """int32 ``[]`` action of ``agent`` in one (unbatched) ``state``."""
+    goal = state.goal[agent]
+    dist = G.bfs_distances(~env.obstacles(state), goal[None])[0]
+    return action_from_distances(key, env, state, agent, dist, side_step)
+
+
+def action_from_distances(
+    key: jax.Array,
+    env: PathfindingEnv,
+    state: PathfindingState,
+    agent: jax.Array | int,
+    dist: jax.Array,
+    side_step: float = 0.2,
+) -> jax.Array:
+    """:func:`agent_action` given ``dist``, the int ``[H, W]`` BFS distances to the agent's
+    goal (callers on fixed maps look them up in a table instead of running a BFS per step)."""
     h, w = env.height, env.width
     free = ~env.obstacles(state)
     pos = state.pos[agent]
     goal = state.goal[agent]
-    dist = G.bfs_distances(free, goal[None])[0]
     tgt = pos[None] + jnp.asarray(G.MOVES)[1:]
     inb = (tgt[:, 0] >= 0) & (tgt[:, 0] < h) & (tgt[:, 1] >= 0) & (tgt[:, 1] < w)
     r, c = jnp.clip(tgt[:, 0], 0, h - 1), jnp.clip(tgt[:, 1], 0, w - 1)

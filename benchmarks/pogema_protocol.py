@@ -1,0 +1,313 @@
+"""The POGEMA benchmark's protocol on alem: a policy over a whole evaluation configuration.
+
+Each instance is a (map, agent count, seed) of the benchmark; its starts, goals and lifelong
+goal sequences are POGEMA's own (:mod:`alem.envs.pathfinding.benchmark`, equal to the
+benchmark's published scenarios), under POGEMA's ``soft`` collisions and observation radius 5.
+All instances of one agent count run as one batch (maps padded to a common shape), each
+for the configuration's episode length. The metrics are the env's POGEMA metrics (CSR, ISR,
+SoC, makespan for MAPF; average throughput for lifelong MAPF), aggregated as the benchmark
+does: a flat mean over the instances of an agent count, here with a Student-t 95% interval.
+The published means of the benchmark's algorithms on the same instances sit beside them
+(``benchmarks/results/pogema_published.json``, from ``scripts/pogema_published.py``)::
+
+    python -m benchmarks.pogema_protocol --set random --mode mapf --policy bfs --out runs/pogema-bfs
+    python -m benchmarks.pogema_protocol --set mazes --mode lmapf --policy bfs --out runs/pogema-bfs-ll
+    python -m benchmarks.pogema_protocol --maps my/maps.yaml --config my/eval.yaml --out runs/mine
+
+``--set``/``--mode`` use the benchmark's settings for a shipped map set (:data:`PROTOCOL`);
+``--maps``/``--config`` read any ``maps.yaml`` and evaluation YAML of the benchmark's format.
+Policies: ``bfs`` (:mod:`alem.envs.pathfinding.baseline`, with BFS distances from a table
+built once per map) and ``random``. The output folder must not exist; it receives
+``instances.csv`` (one row per instance), ``summary.csv`` and ``summary.json`` (per agent
+count, with the published means and the machine), and the table is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from alem.envs.pathfinding import baseline
+from alem.envs.pathfinding import benchmark as B
+from alem.envs.pathfinding import grid as G
+from alem.envs.pathfinding.env import PathfindingEnv
+
+ROOT = Path(__file__).resolve().parents[1]
+PUBLISHED = ROOT / "benchmarks" / "results" / "pogema_published.json"
+#: (map set, mode) -> the benchmark's settings (its raw_data_{MAPF,LMAPF}/<set>/<set>.yaml).
+PROTOCOL: dict[tuple[str, str], dict[str, Any]] = {
+    ("random", "mapf"): {"max_steps": 128, "num_agents": [8, 16, 24, 32, 48, 64], "seeds": [0]},
+    ("random", "lmapf"): {"max_steps": 256, "num_agents": [8, 16, 24, 32, 48, 64], "seeds": [0]},
+    ("mazes", "mapf"): {"max_steps": 128, "num_agents": [8, 16, 24, 32, 48, 64], "seeds": [0]},
+    ("mazes", "lmapf"): {"max_steps": 128, "num_agents": [8, 16, 24, 32, 48, 64], "seeds": [0]},
+    ("puzzles", "mapf"): {"max_steps": 128, "num_agents": [2, 3, 4], "seeds": list(range(10))},
+    ("puzzles", "lmapf"): {"max_steps": 256, "num_agents": [2, 3, 4], "seeds": list(range(10))},
+}
+#: Metrics per mode (the benchmark's), and the published algorithms shown beside alem's.
+METRICS = {"mapf": ("CSR", "ISR", "SoC", "makespan"), "lmapf": ("avg_throughput",)}
+COMPARED = {"mapf": ("LaCAM", "SCRIMP", "DCC"), "lmapf": ("RHCR", "Follower", "MATS-LP")}
+#: The metrics the printed table compares (the benchmark's headline ones).
+HEADLINE = {"mapf": ("CSR", "SoC"), "lmapf": ("avg_throughput",)}
+POLICIES = ("bfs", "random")
+OBS_RADIUS = 5  # POGEMA's default; no configuration of the benchmark sets another
+
+
+def instances_from_config(cfg: dict[str, Any], maps: dict[str, np.ndarray]) -> tuple[str, int, list[dict]]:
+    """(mode, episode length, instances) of an evaluation YAML's ``environment`` block."""
+    env_cfg = cfg["environment"]
+    on_target = env_cfg.get("on_target", "nothing")
+    if on_target not in ("nothing", "restart"):
+        raise SystemExit(f"on_target {on_target!r}: the benchmark's modes are 'nothing' (MAPF) and 'restart'")
+    if env_cfg.get("collision_system", "soft") != "soft":
+        raise SystemExit("the benchmark uses collision_system 'soft'; this runner runs only that")
+    mode = "mapf" if on_target == "nothing" else "lmapf"
+    rows = B.expand_config(env_cfg)
+    lengths = {int(r.get("max_episode_steps", 64)) for r in rows}
+    if len(lengths) != 1:
+        raise SystemExit(f"one episode length per configuration, got {sorted(lengths)}")
+    out = []
+    for r in rows:
+        name = str(r.get("map_name"))
+        if name not in maps:
+            raise SystemExit(f"map {name!r} of the configuration is not in the map set")
+        out.append({"map_name": name, "num_agents": int(r["num_agents"]), "seed": int(r.get("seed", 0))})
+    return mode, lengths.pop(), out
+
+
+def protocol_instances(map_set: str, mode: str, maps: dict[str, np.ndarray]) -> tuple[int, list[dict]]:
+    spec = PROTOCOL[(map_set, mode)]
+    rows = [
+        {"map_name": name, "num_agents": n, "seed": s}
+        for n in spec["num_agents"]
+        for name in sorted(maps)
+        for s in spec["seeds"]
+    ]
+    return spec["max_steps"], rows
+
+
+def _stack(trees: list[Any]) -> Any:
+    return jax.tree.map(lambda *xs: jnp.stack(xs), *trees)
+
+
+def distance_table(obstacles: jax.Array) -> jax.Array:
+    """int16 ``[H*W, H, W]``: BFS distances from every cell (rows of obstacle cells are unused)."""
+    h, w = obstacles.shape
+    cells = jnp.stack(jnp.divmod(jnp.arange(h * w), w), axis=1)
+    return jnp.minimum(G.bfs_distances(~obstacles, cells), 32767).astype(jnp.int16)
+
+
+def run_group(
+    maps: dict[str, np.ndarray], rows: list[dict], mode: str, max_steps: int, policy: str, seed: int = 0
+) -> list[dict[str, Any]]:
+    """Every instance of ``rows`` (one agent count) as one batch; one metrics row per instance."""
+    n = rows[0]["num_agents"]
+    height = max(maps[r["map_name"]].shape[0] for r in rows)
+    width = max(maps[r["map_name"]].shape[1] for r in rows)
+    tasks = []
+    length = 1
+    for r in rows:
+        obst = maps[r["map_name"]]
+        starts, goals = B.pogema_task(obst, n, r["seed"])
+        if mode == "lmapf":
+            goals = B.pogema_goal_sequences(obst, starts, goals, r["seed"], max_steps)
+            length = max(length, goals.shape[1])
+        tasks.append((obst, starts, goals))
+    env = PathfindingEnv(
+        num_agents=n,
+        height=height,
+        width=width,
+        mode="lifelong" if mode == "lmapf" else "one_shot",
+        collision="soft",
+        map_type="fixed",
+        maps=B.pad_map(tasks[0][0], height, width),
+        max_steps=max_steps,
+        obs_radius=OBS_RADIUS,
+        lower_bounds=False,
+        goal_sequence_len=length,
+    )
+    params = _stack(
+        [
+            B.instance_params(env, r_obst, n, r["seed"], max_steps)
+            for r, (r_obst, _, _) in zip(rows, tasks, strict=True)
+        ]
+    )
+    keys = jax.random.split(jax.random.key(seed), len(rows))
+    final = jax.jit(jax.vmap(lambda k, p: _episode(env, k, p, policy)))(keys, params)
+    final = jax.device_get(final)
+    out = []
+    for i, r in enumerate(rows):
+        out.append({**r, **{m: float(final[m][i]) for m in METRICS[mode]}})
+    return out
+
+
+def _episode(env: PathfindingEnv, key: jax.Array, params: Any, policy: str) -> dict[str, jax.Array]:
+    k_reset, k_run = jax.random.split(key)
+    state, ts = env.reset(k_reset, params)
+    table = distance_table(params.maps[0]) if policy == "bfs" else None
+    w = env.width
+
+    def act(k, state):
+        if policy == "random":
+            return jax.random.randint(k, (env.num_agents,), 0, 5)
+        keys = jax.random.split(k, env.num_agents)
+
+        def one(kk, i):
+            goal = state.goal[i]
+            return baseline.action_from_distances(kk, env, state, i, table[goal[0] * w + goal[1]])
+
+        return jax.vmap(one)(keys, jnp.arange(env.num_agents))
+
+    names = ("CSR", "ISR", "SoC", "makespan", "avg_throughput")
+    blank = {m: jnp.zeros((), ts.info[m].dtype) for m in names}
+
+    def body(carry, k):
+        state, done, final = carry
+        k_act, k_step = jax.random.split(k)
+        state, ts2 = env.step(k_step, state, act(k_act, state), params)
+        now = ts2.done & ~done  # the metrics of the episode's end (later steps are ignored)
+        final = {m: jnp.where(now, ts2.info[m], final[m]) for m in names}
+        return (state, done | ts2.done, final), None
+
+    steps = jax.random.split(k_run, int(env._init["max_steps"]))
+    (_, _, final), _ = jax.lax.scan(body, (state, jnp.bool_(False), blank), steps)
+    return final
+
+
+def summarise(rows: list[dict], mode: str, published: dict | None, map_set: str | None) -> list[dict]:
+    from alem.arena.stats import ci95
+
+    table = []
+    for n in sorted({r["num_agents"] for r in rows}):
+        sub = [r for r in rows if r["num_agents"] == n]
+        row: dict[str, Any] = {"num_agents": n, "instances": len(sub)}
+        for m in METRICS[mode]:
+            x = np.array([r[m] for r in sub], np.float64)
+            row[m] = float(x.mean())
+            row[f"{m}_ci95"] = ci95(x)
+        if published and map_set:
+            for algo in COMPARED[mode]:
+                cell = (
+                    published.get("MAPF" if mode == "mapf" else "LMAPF", {})
+                    .get(map_set, {})
+                    .get(algo, {})
+                    .get(str(n))
+                )
+                for m in METRICS[mode]:
+                    row[f"{algo}_{m}"] = None if cell is None else cell.get(m)
+        table.append(row)
+    return table
+
+
+def markdown(table: list[dict], mode: str, policy: str) -> str:
+    metrics = METRICS[mode]
+    algos = [a for a in COMPARED[mode] if any(f"{a}_{metrics[0]}" in r for r in table)]
+    head = [
+        "agents",
+        *(f"alem {policy} {m}" for m in metrics),
+        *(f"{a} {m}" for a in algos for m in HEADLINE[mode]),
+    ]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+
+    def fmt(v: Any, ci: Any = None) -> str:
+        if v is None:
+            return "-"
+        s = f"{v:.3g}" if abs(v) < 100 else f"{v:.0f}"
+        return s + (f" ± {ci:.2g}" if ci is not None and not math.isnan(ci) else "")
+
+    for r in table:
+        cells = [str(r["num_agents"])]
+        cells += [fmt(r[m], r.get(f"{m}_ci95")) for m in metrics]
+        cells += [fmt(r.get(f"{a}_{m}")) for a in algos for m in HEADLINE[mode]]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    p = argparse.ArgumentParser(
+        prog="python -m benchmarks.pogema_protocol", description=__doc__.split("\n\n")[0]
+    )
+    p.add_argument(
+        "--set", choices=sorted(B.MAP_SETS), help="a shipped map set, with the benchmark's settings"
+    )
+    p.add_argument("--mode", choices=("mapf", "lmapf"), default="mapf")
+    p.add_argument("--maps", type=Path, help="a maps.yaml (instead of --set)")
+    p.add_argument("--config", type=Path, help="an evaluation YAML (with --maps; or with --set to override)")
+    p.add_argument("--policy", choices=POLICIES, default="bfs")
+    p.add_argument("--num-agents", type=int, nargs="*", help="only these agent counts")
+    p.add_argument("--limit-maps", type=int, help="only the first K maps (by name): a quick look")
+    p.add_argument("--seed", type=int, default=0, help="the policy's key (the instances are fixed)")
+    p.add_argument(
+        "--out", type=Path, required=True, help="a new folder for the results (refused if it exists)"
+    )
+    args = p.parse_args(argv)
+    if (args.set is None) == (args.maps is None):
+        p.error("give --set or --maps")
+    if args.maps is not None and args.config is None:
+        p.error("--maps needs --config (the evaluation YAML)")
+    if args.out.exists():
+        p.error(f"{args.out} exists; results are never written over (choose a new folder)")
+    maps = B.load_map_set(args.set or args.maps)
+    if args.config is not None:
+        mode, max_steps, rows = instances_from_config(B.load_config(args.config), maps)
+    else:
+        mode = args.mode
+        max_steps, rows = protocol_instances(args.set, mode, maps)
+    if args.limit_maps:
+        keep = set(sorted({r["map_name"] for r in rows})[: args.limit_maps])
+        rows = [r for r in rows if r["map_name"] in keep]
+    if args.num_agents:
+        rows = [r for r in rows if r["num_agents"] in set(args.num_agents)]
+    if not rows:
+        p.error("no instance left to run")
+    published = json.loads(PUBLISHED.read_text())["results"] if PUBLISHED.is_file() else None
+    results: list[dict] = []
+    timings = {}
+    for n in sorted({r["num_agents"] for r in rows}):
+        group = [r for r in rows if r["num_agents"] == n]
+        t0 = time.perf_counter()
+        results += run_group(maps, group, mode, max_steps, args.policy, args.seed)
+        timings[n] = time.perf_counter() - t0
+        print(f"{n} agents: {len(group)} instances in {timings[n]:.1f} s (compile included)", flush=True)
+    table = summarise(results, mode, published, args.set)
+    args.out.mkdir(parents=True)
+    with (args.out / "instances.csv").open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(results[0]))
+        writer.writeheader()
+        writer.writerows(results)
+    with (args.out / "summary.csv").open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(table[0]))
+        writer.writeheader()
+        writer.writerows(table)
+    from benchmarks.harness import machine
+
+    body = {
+        "map_set": args.set or str(args.maps),
+        "mode": mode,
+        "policy": args.policy,
+        "max_steps": max_steps,
+        "obs_radius": OBS_RADIUS,
+        "collision": "soft",
+        "instances": len(results),
+        "seconds_per_agent_count": timings,
+        "published_source": None if published is None else json.loads(PUBLISHED.read_text())["commit"],
+        "summary": table,
+        "machine": machine(),
+    }
+    (args.out / "summary.json").write_text(json.dumps(body, indent=1) + "\n", encoding="utf-8")
+    print(markdown(table, mode, args.policy))
+    print(f"results in {args.out}")
+    return body
+
+
+if __name__ == "__main__":
+    sys.exit(0 if main() else 1)

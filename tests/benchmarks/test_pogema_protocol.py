@@ -1,0 +1,70 @@
+"""benchmarks/pogema_protocol.py: the POGEMA benchmark's protocol on alem writes its tables once,
+with the published means of the same instances beside alem's."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from benchmarks import pogema_protocol as P
+
+
+def test_a_small_protocol_run_writes_instances_and_a_summary_with_the_published_means(tmp_path, capsys):
+    out = tmp_path / "run"
+    argv = [
+        "--set",
+        "puzzles",
+        "--num-agents",
+        "2",
+        "--limit-maps",
+        "2",
+        "--policy",
+        "bfs",
+        "--out",
+        str(out),
+    ]
+    body = P.main(argv)
+    rows = list(csv.DictReader((out / "instances.csv").open()))
+    # 2 maps x the benchmark's 10 seeds for puzzles, 2 agents each.
+    assert len(rows) == 20 and {r["map_name"] for r in rows} == {"puzzle-00", "puzzle-01"}
+    assert {int(r["seed"]) for r in rows} == set(range(10)) and {r["num_agents"] for r in rows} == {"2"}
+    for r in rows:
+        assert 0.0 <= float(r["ISR"]) <= 1.0 and float(r["CSR"]) in (0.0, 1.0)
+        assert 1 <= float(r["makespan"]) <= 128 and float(r["SoC"]) >= float(r["makespan"])
+    summary = json.loads((out / "summary.json").read_text())
+    (row,) = summary["summary"]
+    assert row["instances"] == 20 and row["CSR"] == pytest.approx(sum(float(r["CSR"]) for r in rows) / 20)
+    published = json.loads(P.PUBLISHED.read_text())["results"]["MAPF"]["puzzles"]["LaCAM"]["2"]
+    assert row["LaCAM_CSR"] == published["CSR"] and row["LaCAM_SoC"] == published["SoC"]
+    assert summary["max_steps"] == 128 and summary["collision"] == "soft" and body["instances"] == 20
+    assert "| 2 |" in capsys.readouterr().out  # the printed table
+    with pytest.raises(SystemExit):  # the folder is taken: nothing is written over
+        P.main(argv)
+    assert len(list(csv.DictReader((out / "instances.csv").open()))) == 20
+
+
+def test_an_evaluation_yaml_of_the_benchmark_is_read(tmp_path):
+    maps = tmp_path / "maps.yaml"
+    maps.write_text("tiny-a: |-\n  ....\n  .#..\n  ....\ntiny-b: |-\n  ...\n  ...\n")
+    cfg = tmp_path / "eval.yaml"
+    cfg.write_text(
+        "environment:\n  on_target: restart\n  max_episode_steps: 16\n  collision_system: soft\n"
+        "  seed: {grid_search: [0, 1]}\n  num_agents: {grid_search: [2]}\n"
+        "  map_name: {grid_search: [tiny-a, tiny-b]}\n"
+    )
+    from alem.envs.pathfinding import benchmark as B
+
+    mode, steps, rows = P.instances_from_config(B.load_config(cfg), B.load_map_set(maps))
+    assert (mode, steps, len(rows)) == ("lmapf", 16, 4)
+    body = P.main(
+        ["--maps", str(maps), "--config", str(cfg), "--policy", "random", "--out", str(tmp_path / "o")]
+    )
+    # Maps of two shapes ran as one padded batch; throughput is goals per step.
+    assert body["mode"] == "lmapf" and body["instances"] == 4
+    assert 0.0 <= body["summary"][0]["avg_throughput"] <= 2.0
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("environment:\n  on_target: finish\n")
+    with pytest.raises(SystemExit, match="on_target 'finish'"):
+        P.instances_from_config(B.load_config(bad), B.load_map_set(maps))
