@@ -37,7 +37,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from alem.envs.pathfinding import baseline
+from alem.envs.pathfinding import baseline, pibt
 from alem.envs.pathfinding import benchmark as B
 from alem.envs.pathfinding import grid as G
 from alem.envs.pathfinding.env import PathfindingEnv
@@ -58,7 +58,7 @@ METRICS = {"mapf": ("CSR", "ISR", "SoC", "makespan"), "lmapf": ("avg_throughput"
 COMPARED = {"mapf": ("LaCAM", "SCRIMP", "DCC"), "lmapf": ("RHCR", "Follower", "MATS-LP")}
 #: The metrics the printed table compares (the benchmark's headline ones).
 HEADLINE = {"mapf": ("CSR", "SoC"), "lmapf": ("avg_throughput",)}
-POLICIES = ("bfs", "random")
+POLICIES = ("pibt", "bfs", "random")
 OBS_RADIUS = 5  # POGEMA's default; no configuration of the benchmark sets another
 
 
@@ -146,41 +146,50 @@ def run_group(
     final = jax.device_get(final)
     out = []
     for i, r in enumerate(rows):
-        out.append({**r, **{m: float(final[m][i]) for m in METRICS[mode]}})
+        out.append(
+            {**r, **{m: float(final[m][i]) for m in METRICS[mode]}, "collisions": int(final["collisions"][i])}
+        )
     return out
 
 
 def _episode(env: PathfindingEnv, key: jax.Array, params: Any, policy: str) -> dict[str, jax.Array]:
-    k_reset, k_run = jax.random.split(key)
+    k_reset, k_ties, k_run = jax.random.split(key, 3)
     state, ts = env.reset(k_reset, params)
-    table = distance_table(params.maps[0]) if policy == "bfs" else None
-    w = env.width
+    table = distance_table(params.maps[0]) if policy in ("bfs", "pibt") else None
+    w, n = env.width, env.num_agents
+    ties = pibt.initial_priorities(k_ties, n)
 
-    def act(k, state):
+    def goal_distances(state):  # [N, H, W], looked up rather than searched each step
+        return table[state.goal[:, 0] * w + state.goal[:, 1]]
+
+    def act(k, state, priority):
         if policy == "random":
-            return jax.random.randint(k, (env.num_agents,), 0, 5)
-        keys = jax.random.split(k, env.num_agents)
-
-        def one(kk, i):
-            goal = state.goal[i]
-            return baseline.action_from_distances(kk, env, state, i, table[goal[0] * w + goal[1]])
-
-        return jax.vmap(one)(keys, jnp.arange(env.num_agents))
+            return jax.random.randint(k, (n,), 0, 5)
+        if policy == "pibt":
+            return pibt.joint_actions(
+                k, env.obstacles(state), state.pos, goal_distances(state), priority, state.active
+            )
+        dist = goal_distances(state)
+        keys = jax.random.split(k, n)
+        return jax.vmap(lambda kk, i: baseline.action_from_distances(kk, env, state, i, dist[i]))(
+            keys, jnp.arange(n)
+        )
 
     names = ("CSR", "ISR", "SoC", "makespan", "avg_throughput")
     blank = {m: jnp.zeros((), ts.info[m].dtype) for m in names}
 
     def body(carry, k):
-        state, done, final = carry
+        state, priority, done, final = carry
         k_act, k_step = jax.random.split(k)
-        state, ts2 = env.step(k_step, state, act(k_act, state), params)
+        state, ts2 = env.step(k_step, state, act(k_act, state, priority), params)
+        priority = pibt.next_priorities(priority, jnp.all(state.pos == state.goal, axis=1), ties)
         now = ts2.done & ~done  # the metrics of the episode's end (later steps are ignored)
         final = {m: jnp.where(now, ts2.info[m], final[m]) for m in names}
-        return (state, done | ts2.done, final), None
+        return (state, priority, done | ts2.done, final), ts2.info["collisions"]
 
     steps = jax.random.split(k_run, int(env._init["max_steps"]))
-    (_, _, final), _ = jax.lax.scan(body, (state, jnp.bool_(False), blank), steps)
-    return final
+    (_, _, _, final), collisions = jax.lax.scan(body, (state, ties, jnp.bool_(False), blank), steps)
+    return {**final, "collisions": collisions[-1]}
 
 
 def summarise(rows: list[dict], mode: str, published: dict | None, map_set: str | None) -> list[dict]:

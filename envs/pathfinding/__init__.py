@@ -9,6 +9,7 @@
 - :mod:`~alem.envs.pathfinding.env`: :class:`PathfindingEnv` (the docstring card), the dynamics.
 - :mod:`~alem.envs.pathfinding.viewer`: rules and ASCII views (the env's text hooks).
 - :mod:`~alem.envs.pathfinding.baseline`: a classical BFS baseline policy.
+- :mod:`~alem.envs.pathfinding.pibt`: PIBT, a classical planner (joint moves, jittable).
 - :mod:`~alem.envs.pathfinding.benchmark`: the POGEMA benchmark's map sets (shipped in
   ``data/pogema_benchmark``), evaluation configs and POGEMA's own task placement
   (``python -m benchmarks.pogema_protocol`` runs a policy over them).
