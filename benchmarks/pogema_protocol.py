@@ -41,6 +41,7 @@ from alem.envs.pathfinding import baseline, pibt
 from alem.envs.pathfinding import benchmark as B
 from alem.envs.pathfinding import grid as G
 from alem.envs.pathfinding.env import PathfindingEnv
+from alem.intervals import ci95
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLISHED = ROOT / "benchmarks" / "results" / "pogema_published.json"
@@ -193,8 +194,6 @@ def _episode(env: PathfindingEnv, key: jax.Array, params: Any, policy: str) -> d
 
 
 def summarise(rows: list[dict], mode: str, published: dict | None, map_set: str | None) -> list[dict]:
-    from alem.arena.stats import ci95
-
     table = []
     for n in sorted({r["num_agents"] for r in rows}):
         sub = [r for r in rows if r["num_agents"] == n]

@@ -8,7 +8,6 @@ latency and cost (when prices are set).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from alem.arena.players import parse_spec
 from alem.core import MultiAgentEnv
 from alem.engine.counters import COUNTERS, decision_counts
 from alem.engine.record import EPISODES_FILE, TRANSCRIPTS_FILE, EpisodeRecord, read_episodes
+from alem.intervals import ci95
 from alem.json_values import jsonable
 from alem.rundir import read_jsonl
 
@@ -29,15 +29,6 @@ __all__ = ["HIGH_FALLBACK_RATE", "ci95", "summarize_run"]
 
 #: Seats whose fallback rate is above this are marked in the table and in ``results.json``.
 HIGH_FALLBACK_RATE = 0.1
-
-
-def ci95(x: np.ndarray) -> float | None:
-    """Half-width of the Student-t 95% confidence interval of the mean (None below 2 samples)."""
-    if len(x) < 2:
-        return None
-    from scipy import stats
-
-    return float(stats.t.ppf(0.975, len(x) - 1) * np.std(x, ddof=1) / math.sqrt(len(x)))
 
 
 def _per_seat(records: Sequence[EpisodeRecord], field: str, n: int) -> np.ndarray:
