@@ -10,14 +10,15 @@ does: a flat mean over the instances of an agent count, here with a Student-t 95
 The published means of the benchmark's algorithms on the same instances sit beside them
 (``benchmarks/results/pogema_published.json``, from ``scripts/pogema_published.py``)::
 
-    python -m benchmarks.pogema_protocol --set random --mode mapf --policy bfs --out runs/pogema-bfs
-    python -m benchmarks.pogema_protocol --set mazes --mode lmapf --policy bfs --out runs/pogema-bfs-ll
+    python -m benchmarks.pogema_protocol --set random --mode mapf --policy pibt bfs --out runs/pogema-random
+    python -m benchmarks.pogema_protocol --set mazes --mode lmapf --policy pibt bfs --out runs/pogema-mazes-ll
     python -m benchmarks.pogema_protocol --maps my/maps.yaml --config my/eval.yaml --out runs/mine
 
 ``--set``/``--mode`` use the benchmark's settings for a shipped map set (:data:`PROTOCOL`);
 ``--maps``/``--config`` read any ``maps.yaml`` and evaluation YAML of the benchmark's format.
-Policies: ``bfs`` (:mod:`alem.envs.pathfinding.baseline`, with BFS distances from a table
-built once per map) and ``random``. The output folder must not exist; it receives
+Policies (one or more per run, one table): ``pibt`` (:mod:`alem.envs.pathfinding.pibt`), ``bfs``
+(:mod:`alem.envs.pathfinding.baseline`), both with BFS distances from a table built once per
+map, and ``random``. The output folder must not exist; it receives
 ``instances.csv`` (one row per instance), ``summary.csv`` and ``summary.json`` (per agent
 count, with the published means and the machine), and the table is printed.
 """
@@ -216,12 +217,14 @@ def summarise(rows: list[dict], mode: str, published: dict | None, map_set: str 
     return table
 
 
-def markdown(table: list[dict], mode: str, policy: str) -> str:
-    metrics = METRICS[mode]
-    algos = [a for a in COMPARED[mode] if any(f"{a}_{metrics[0]}" in r for r in table)]
+def markdown(tables: dict[str, list[dict]], mode: str) -> str:
+    """One row per agent count: each alem policy's headline metrics (with their 95% intervals),
+    then the published algorithms' means on the same instances."""
+    first = next(iter(tables.values()))
+    algos = [a for a in COMPARED[mode] if any(r.get(f"{a}_{HEADLINE[mode][0]}") is not None for r in first)]
     head = [
         "agents",
-        *(f"alem {policy} {m}" for m in metrics),
+        *(f"alem {p} {m}" for p in tables for m in HEADLINE[mode]),
         *(f"{a} {m}" for a in algos for m in HEADLINE[mode]),
     ]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -232,9 +235,9 @@ def markdown(table: list[dict], mode: str, policy: str) -> str:
         s = f"{v:.3g}" if abs(v) < 100 else f"{v:.0f}"
         return s + (f" ± {ci:.2g}" if ci is not None and not math.isnan(ci) else "")
 
-    for r in table:
+    for i, r in enumerate(first):
         cells = [str(r["num_agents"])]
-        cells += [fmt(r[m], r.get(f"{m}_ci95")) for m in metrics]
+        cells += [fmt(t[i][m], t[i].get(f"{m}_ci95")) for t in tables.values() for m in HEADLINE[mode]]
         cells += [fmt(r.get(f"{a}_{m}")) for a in algos for m in HEADLINE[mode]]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -250,7 +253,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--mode", choices=("mapf", "lmapf"), default="mapf")
     p.add_argument("--maps", type=Path, help="a maps.yaml (instead of --set)")
     p.add_argument("--config", type=Path, help="an evaluation YAML (with --maps; or with --set to override)")
-    p.add_argument("--policy", choices=POLICIES, default="bfs")
+    p.add_argument("--policy", choices=POLICIES, nargs="+", default=["pibt"], help="one or more, one table")
     p.add_argument("--num-agents", type=int, nargs="*", help="only these agent counts")
     p.add_argument("--limit-maps", type=int, help="only the first K maps (by name): a quick look")
     p.add_argument("--seed", type=int, default=0, help="the policy's key (the instances are fixed)")
@@ -279,40 +282,51 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         p.error("no instance left to run")
     published = json.loads(PUBLISHED.read_text())["results"] if PUBLISHED.is_file() else None
     results: list[dict] = []
-    timings = {}
-    for n in sorted({r["num_agents"] for r in rows}):
-        group = [r for r in rows if r["num_agents"] == n]
-        t0 = time.perf_counter()
-        results += run_group(maps, group, mode, max_steps, args.policy, args.seed)
-        timings[n] = time.perf_counter() - t0
-        print(f"{n} agents: {len(group)} instances in {timings[n]:.1f} s (compile included)", flush=True)
-    table = summarise(results, mode, published, args.set)
+    timings: dict[str, dict[int, float]] = {}
+    for policy in args.policy:
+        timings[policy] = {}
+        for n in sorted({r["num_agents"] for r in rows}):
+            group = [r for r in rows if r["num_agents"] == n]
+            t0 = time.perf_counter()
+            results += [
+                {"policy": policy, **r} for r in run_group(maps, group, mode, max_steps, policy, args.seed)
+            ]
+            timings[policy][n] = time.perf_counter() - t0
+            print(
+                f"{policy}, {n} agents: {len(group)} instances in {timings[policy][n]:.1f} s (compile included)",
+                flush=True,
+            )
+    tables = {
+        policy: summarise([r for r in results if r["policy"] == policy], mode, published, args.set)
+        for policy in args.policy
+    }
     args.out.mkdir(parents=True)
     with (args.out / "instances.csv").open("w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(results[0]))
         writer.writeheader()
         writer.writerows(results)
     with (args.out / "summary.csv").open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(table[0]))
+        flat = [{"policy": policy, **row} for policy, table in tables.items() for row in table]
+        writer = csv.DictWriter(f, fieldnames=list(flat[0]))
         writer.writeheader()
-        writer.writerows(table)
+        writer.writerows(flat)
     from benchmarks.harness import machine
 
     body = {
         "map_set": args.set or str(args.maps),
         "mode": mode,
-        "policy": args.policy,
+        "policies": args.policy,
         "max_steps": max_steps,
         "obs_radius": OBS_RADIUS,
         "collision": "soft",
-        "instances": len(results),
-        "seconds_per_agent_count": timings,
+        "instances": len(results) // len(args.policy),
+        "seconds_per_agent_count": timings,  # per policy, compile included
         "published_source": None if published is None else json.loads(PUBLISHED.read_text())["commit"],
-        "summary": table,
+        "summary": tables,
         "machine": machine(),
     }
     (args.out / "summary.json").write_text(json.dumps(body, indent=1) + "\n", encoding="utf-8")
-    print(markdown(table, mode, args.policy))
+    print(markdown(tables, mode))
     print(f"results in {args.out}")
     return body
 

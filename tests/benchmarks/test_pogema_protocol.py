@@ -30,11 +30,12 @@ def test_a_small_protocol_run_writes_instances_and_a_summary_with_the_published_
     # 2 maps x the benchmark's 10 seeds for puzzles, 2 agents each.
     assert len(rows) == 20 and {r["map_name"] for r in rows} == {"puzzle-00", "puzzle-01"}
     assert {int(r["seed"]) for r in rows} == set(range(10)) and {r["num_agents"] for r in rows} == {"2"}
+    assert {r["policy"] for r in rows} == {"bfs"}
     for r in rows:
         assert 0.0 <= float(r["ISR"]) <= 1.0 and float(r["CSR"]) in (0.0, 1.0)
         assert 1 <= float(r["makespan"]) <= 128 and float(r["SoC"]) >= float(r["makespan"])
     summary = json.loads((out / "summary.json").read_text())
-    (row,) = summary["summary"]
+    (row,) = summary["summary"]["bfs"]
     assert row["instances"] == 20 and row["CSR"] == pytest.approx(sum(float(r["CSR"]) for r in rows) / 20)
     published = json.loads(P.PUBLISHED.read_text())["results"]["MAPF"]["puzzles"]["LaCAM"]["2"]
     assert row["LaCAM_CSR"] == published["CSR"] and row["LaCAM_SoC"] == published["SoC"]
@@ -63,7 +64,7 @@ def test_an_evaluation_yaml_of_the_benchmark_is_read(tmp_path):
     )
     # Maps of two shapes ran as one padded batch; throughput is goals per step.
     assert body["mode"] == "lmapf" and body["instances"] == 4
-    assert 0.0 <= body["summary"][0]["avg_throughput"] <= 2.0
+    assert 0.0 <= body["summary"]["random"][0]["avg_throughput"] <= 2.0
     bad = tmp_path / "bad.yaml"
     bad.write_text("environment:\n  on_target: finish\n")
     with pytest.raises(SystemExit, match="on_target 'finish'"):
