@@ -115,32 +115,27 @@ def run_group(
     n = rows[0]["num_agents"]
     height = max(maps[r["map_name"]].shape[0] for r in rows)
     width = max(maps[r["map_name"]].shape[1] for r in rows)
-    tasks = []
-    length = 1
-    for r in rows:
-        obst = maps[r["map_name"]]
-        starts, goals = B.pogema_task(obst, n, r["seed"])
-        if mode == "lmapf":
-            goals = B.pogema_goal_sequences(obst, starts, goals, r["seed"], max_steps)
-            length = max(length, goals.shape[1])
-        tasks.append((obst, starts, goals))
+    env_mode = "lifelong" if mode == "lmapf" else "one_shot"
+    grids = [maps[r["map_name"]] for r in rows]
+    # Each task once (lifelong goal sequences are built in Python): they size the env and fill its params.
+    tasks = [B.instance_task(g, n, r["seed"], max_steps, env_mode) for g, r in zip(grids, rows, strict=True)]
     env = PathfindingEnv(
         num_agents=n,
         height=height,
         width=width,
-        mode="lifelong" if mode == "lmapf" else "one_shot",
+        mode=env_mode,
         collision="soft",
         map_type="fixed",
-        maps=B.pad_map(tasks[0][0], height, width),
+        maps=B.pad_map(grids[0], height, width),
         max_steps=max_steps,
         obs_radius=OBS_RADIUS,
         lower_bounds=False,
-        goal_sequence_len=length,
+        goal_sequence_len=max(g.shape[1] for _, g in tasks) if env_mode == "lifelong" else 1,
     )
     params = _stack(
         [
-            B.instance_params(env, r_obst, n, r["seed"], max_steps)
-            for r, (r_obst, _, _) in zip(rows, tasks, strict=True)
+            B.instance_params(env, g, n, r["seed"], max_steps, task=t)
+            for g, r, t in zip(grids, rows, tasks, strict=True)
         ]
     )
     keys = jax.random.split(jax.random.key(seed), len(rows))

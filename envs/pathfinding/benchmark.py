@@ -27,7 +27,6 @@ local observation beyond the border shows walls where POGEMA shows free padding.
 from __future__ import annotations
 
 import itertools
-from collections import deque
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
@@ -36,7 +35,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from alem.envs.pathfinding.maps import MapFormatError, parse_ascii_map
+from alem.envs.pathfinding.maps import MapFormatError, components, parse_ascii_map
 from alem.errors import EnvArgumentError
 
 __all__ = [
@@ -47,12 +46,12 @@ __all__ = [
     "pogema_task",
     "pogema_goal_sequences",
     "pad_map",
+    "instance_task",
     "instance_params",
 ]
 
 #: Map sets shipped with alem: name -> file under ``alem/envs/pathfinding/data/pogema_benchmark``.
 MAP_SETS = {"random": "01-random.yaml", "mazes": "02-mazes.yaml", "puzzles": "05-puzzles.yaml"}
-_MOVES = ((-1, 0), (1, 0), (0, -1), (0, 1))  # POGEMA's BFS neighbour order (up, down, left, right)
 
 
 def load_map_set(name_or_path: str | Path) -> dict[str, np.ndarray]:
@@ -129,28 +128,11 @@ def expand_config(environment: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def _components(obstacles: np.ndarray) -> tuple[np.ndarray, list[int]]:
-    """Labels ``0..K-1`` of the free cells' 4-connected components, numbered in the order a
-    row-major scan first meets them (-1 on obstacles), and each component's size."""
-    h, w = obstacles.shape
-    label = np.full((h, w), -1, np.int64)
-    sizes: list[int] = []
-    for r in range(h):
-        for c in range(w):
-            if obstacles[r, c] or label[r, c] >= 0:
-                continue
-            k = len(sizes)
-            label[r, c] = k
-            queue, size = deque([(r, c)]), 1
-            while queue:
-                y, x = queue.popleft()
-                for dy, dx in _MOVES:
-                    ny, nx = y + dy, x + dx
-                    if 0 <= ny < h and 0 <= nx < w and not obstacles[ny, nx] and label[ny, nx] < 0:
-                        label[ny, nx] = k
-                        size += 1
-                        queue.append((ny, nx))
-            sizes.append(size)
-    return label, sizes
+    """Labels ``0..K-1`` of the free cells' components (-1 on obstacles) and their sizes.
+    :func:`~alem.envs.pathfinding.maps.components` numbers components in the order a row-major
+    scan first meets them, which is POGEMA's order."""
+    label = components(obstacles) - 1
+    return label, np.bincount(label[label >= 0], minlength=int(label.max()) + 1).tolist()
 
 
 def pogema_task(obstacles: np.ndarray, num_agents: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -250,26 +232,43 @@ def pad_map(obstacles: np.ndarray, height: int, width: int) -> np.ndarray:
     return out
 
 
+def instance_task(
+    obstacles: np.ndarray, num_agents: int, seed: int, max_steps: int, mode: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """POGEMA's starts ``[N, 2]`` and goals of one instance: ``[N, 2]``, or in lifelong mode the
+    goal sequences ``[N, L, 2]`` (:func:`pogema_goal_sequences`)."""
+    starts, goals = pogema_task(obstacles, num_agents, seed)
+    if mode == "lifelong":
+        goals = pogema_goal_sequences(obstacles, starts, goals, seed, max_steps)
+    return starts, goals
+
+
 def instance_params(
-    env: Any, obstacles: np.ndarray, num_agents: int, seed: int, max_steps: int, mode: str | None = None
+    env: Any,
+    obstacles: np.ndarray,
+    num_agents: int,
+    seed: int,
+    max_steps: int,
+    mode: str | None = None,
+    task: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> Any:
     """Params of ``env`` (``map_type="fixed"``, the padded shape) for one benchmark instance:
-    POGEMA's task on ``obstacles`` for ``seed`` (goal sequences in lifelong mode). ``mode``
-    (default: the env's) is a param, so one compiled program runs both of the benchmark's."""
+    POGEMA's task on ``obstacles`` for ``seed`` (goal sequences in lifelong mode), or ``task``
+    when the caller already has it from :func:`instance_task`. ``mode`` (default: the env's) is
+    a param, so one compiled program runs both of the benchmark's."""
     from alem.envs.pathfinding.generator import make_params
 
     mode = env.mode if mode is None else mode
-    starts, goals = pogema_task(obstacles, num_agents, seed)
+    starts, goals = instance_task(obstacles, num_agents, seed, max_steps, mode) if task is None else task
     if mode == "lifelong":
-        seq = pogema_goal_sequences(obstacles, starts, goals, seed, max_steps)
-        if seq.shape[1] > env.goal_sequence_len:
+        if goals.shape[1] > env.goal_sequence_len:
             raise EnvArgumentError(
-                f"the instance needs {seq.shape[1]} goals per agent; build the env with "
-                f"goal_sequence_len >= {seq.shape[1]}"
+                f"the instance needs {goals.shape[1]} goals per agent; build the env with "
+                f"goal_sequence_len >= {goals.shape[1]}"
             )
         # Goals past POGEMA's need are never reached; continue the sequence to the env's length.
-        reps = -(-env.goal_sequence_len // seq.shape[1])
-        goals = np.concatenate([seq] * reps, axis=1)[:, : env.goal_sequence_len]
+        reps = -(-env.goal_sequence_len // goals.shape[1])
+        goals = np.concatenate([goals] * reps, axis=1)[:, : env.goal_sequence_len]
     else:
         goals = goals[:, None].repeat(env.goal_sequence_len, axis=1)
     grid = pad_map(obstacles, env.height, env.width)
