@@ -78,6 +78,8 @@ _FAMILY_PAGES = {
 _MAX_ACTION_NAMES = 12
 
 _rendered_families: set[str] = set()
+#: The gallery's manifest (docs/gallery.py), id -> entry, as read at the start of the build.
+_gallery: dict[str, dict[str, Any]] = {}
 # id -> (rules, frame). Tracing some resets takes seconds, so the views are also kept on disk
 # next to JAX's compilation cache, keyed by a hash of every source file of the package: any
 # change to the code renders them again.
@@ -190,6 +192,8 @@ def _save_frames() -> None:
 
 def on_pre_build(config, **kwargs):
     _rendered_families.clear()
+    _gallery.clear()
+    _gallery.update(gallery.load_manifest())  # read once per build, not once per picture
 
 
 def on_page_markdown(markdown: str, page, config, files, **kwargs) -> str:
@@ -440,7 +444,7 @@ def _id_section(env_id: str, spec: Any, ctor: Any) -> str:
 
 def _picture(env_id: str, page: str) -> str:
     """The gallery GIF of ``env_id`` as a Markdown image, its path relative to ``page``."""
-    entry = gallery.load_manifest().get(env_id)
+    entry = _gallery.get(env_id)
     if entry is None:  # on_post_build fails the build and says how to make it
         return f"*No picture of `{env_id}` yet.*"
     src = os.path.relpath(gallery.GALLERY / entry["file"], ROOT / "docs" / Path(page).parent)

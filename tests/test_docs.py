@@ -8,11 +8,14 @@ then checks the HTML and opens the main pages in headless Chromium at 1280 px.
 
 from __future__ import annotations
 
+import functools
+import http.server
 import importlib.util
 import os
 import re
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -120,9 +123,6 @@ _WIDTH = 1280
 @pytest.fixture(scope="module")
 def served(site: Path):
     """The site over HTTP on 127.0.0.1 (its search worker and pages need http://, not file://)."""
-    import functools
-    import http.server
-    import threading
 
     handler = functools.partial(_QuietHandler, directory=str(site))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -133,7 +133,7 @@ def served(site: Path):
     server.server_close()
 
 
-class _QuietHandler(__import__("http.server").server.SimpleHTTPRequestHandler):
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, *args):  # the test output stays readable
         pass
 
