@@ -139,7 +139,7 @@ def run_group(
         ]
     )
     keys = jax.random.split(jax.random.key(seed), len(rows))
-    final = jax.jit(jax.vmap(lambda k, p: _episode(env, k, p, policy)))(keys, params)
+    final = jax.jit(jax.vmap(lambda k, p: _episode(env, k, p, policy, max_steps)))(keys, params)
     final = jax.device_get(final)
     out = []
     for i, r in enumerate(rows):
@@ -149,7 +149,10 @@ def run_group(
     return out
 
 
-def _episode(env: PathfindingEnv, key: jax.Array, params: Any, policy: str) -> dict[str, jax.Array]:
+def _episode(
+    env: PathfindingEnv, key: jax.Array, params: Any, policy: str, steps: int
+) -> dict[str, jax.Array]:
+    """The end-of-episode metrics (and collisions) of ``policy`` on one instance, over ``steps`` steps."""
     k_reset, k_ties, k_run = jax.random.split(key, 3)
     state, ts = env.reset(k_reset, params)
     table = distance_table(params.maps[0]) if policy in ("bfs", "pibt") else None
@@ -172,7 +175,7 @@ def _episode(env: PathfindingEnv, key: jax.Array, params: Any, policy: str) -> d
             keys, jnp.arange(n)
         )
 
-    names = ("CSR", "ISR", "SoC", "makespan", "avg_throughput")
+    names = ("CSR", "ISR", "SoC", "makespan", "avg_throughput", "collisions")
     blank = {m: jnp.zeros((), ts.info[m].dtype) for m in names}
 
     def body(carry, k):
@@ -182,11 +185,12 @@ def _episode(env: PathfindingEnv, key: jax.Array, params: Any, policy: str) -> d
         priority = pibt.next_priorities(priority, jnp.all(state.pos == state.goal, axis=1), ties)
         now = ts2.done & ~done  # the metrics of the episode's end (later steps are ignored)
         final = {m: jnp.where(now, ts2.info[m], final[m]) for m in names}
-        return (state, priority, done | ts2.done, final), ts2.info["collisions"]
+        return (state, priority, done | ts2.done, final), None
 
-    steps = jax.random.split(k_run, int(env._init["max_steps"]))
-    (_, _, _, final), collisions = jax.lax.scan(body, (state, ties, jnp.bool_(False), blank), steps)
-    return {**final, "collisions": collisions[-1]}
+    (_, _, _, final), _ = jax.lax.scan(
+        body, (state, ties, jnp.bool_(False), blank), jax.random.split(k_run, steps)
+    )
+    return final
 
 
 def summarise(rows: list[dict], mode: str, published: dict | None, map_set: str | None) -> list[dict]:
