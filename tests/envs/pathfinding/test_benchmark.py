@@ -29,7 +29,7 @@ FILE_SET = {v: k for k, v in B.MAP_SETS.items()}
 
 @pytest.fixture(scope="module")
 def sets():
-    return {name: B.load_map_set(name) for name in B.MAP_SETS}
+    return _SETS
 
 
 def test_the_shipped_sets_are_the_benchmarks(sets):
@@ -95,14 +95,15 @@ def test_bad_map_files_name_what_is_wrong(tmp_path):
 #: Every episode runs on a map padded to this shape (the largest of the sets in the fixture), with
 #: one compiled program per agent count: mode, episode length and map are params.
 SHAPE = (21, 21)
+_SETS = {name: B.load_map_set(name) for name in B.MAP_SETS}
 SEQ_LEN = max(
-    B.pogema_goal_sequences(
-        *(lambda g: (g, *B.pogema_task(g, c["num_agents"], c["seed"])))(
-            B.load_map_set(FILE_SET[c["map_file"]])[c["map_name"]]
-        ),
+    B.instance_task(
+        _SETS[FILE_SET[c["map_file"]]][c["map_name"]],
+        c["num_agents"],
         c["seed"],
         c["max_episode_steps"],
-    ).shape[1]
+        "lifelong",
+    )[1].shape[1]
     for c in EPISODES
     if c["on_target"] == "restart"
 )
