@@ -41,12 +41,20 @@ def load_trained(
     seed_index: int = 0,
     snapshot: int | None = None,
     recurrent: bool = False,
+    transfer: bool = False,
 ):
     """``(learner, actor_params)`` of seed ``seed_index`` of a finished or checkpointed run.
 
     ``snapshot=k``: the actor of slot ``k`` of a self-play run's opponent pool instead of the
     final one (the critic stays the final one; acting does not use it). A recurrent run is
     refused unless ``recurrent=True`` (a caller that carries the GRU state, :class:`TrainedActor`).
+
+    ``transfer=True`` plays the trained actor in ``env`` although it is another env than the
+    run's (another id, agent count or map size): the checkpoint is restored for the run's own
+    env (rebuilt from its saved id and keywords), and the learner returned acts in ``env``.
+    That needs a PPO-core run whose parameters do not depend on the team: one shared role, no
+    agent-id input, local actor and critic, and the same observation and action spaces per
+    agent; anything else is refused with the reason.
     """
     run_dir = Path(run_dir)
     results = run_dir / "results.json"
@@ -63,9 +71,12 @@ def load_trained(
         ) from None
     if "learner" not in res:
         raise AlemError(f"{run_dir}: algo {res.get('algo')!r} has no trained parameters to play")
-    if res["env_id"] != env.id:
-        raise AlemError(f"{run_dir} was trained on {res['env_id']!r}, not {env.id!r}")
     lcfg = _learner_config(res, results)
+    play_env = env
+    if transfer:
+        env = _trained_env(res, run_dir, lcfg, play_env)
+    elif res["env_id"] != env.id:
+        raise AlemError(f"{run_dir} was trained on {res['env_id']!r}, not {env.id!r}")
     if not 0 <= seed_index < res["num_seeds"]:
         raise AlemError(f"seed_index={seed_index} out of range: the run has {res['num_seeds']} seeds")
     if lcfg.recurrent and not recurrent:
@@ -95,7 +106,34 @@ def load_trained(
             )
         actor = jax.tree.map(lambda x: x[seed_index, int(snapshot)], pool.actor)
         params = {**params, "actor": actor}
+    if transfer:
+        learner = make_learner(play_env, lcfg, roles=np.zeros(play_env.num_agents, np.int32))
     return learner, params
+
+
+def _trained_env(res: dict, run_dir: Path, lcfg: LearnerConfig | QConfig, play_env: MultiAgentEnv):
+    """The env a run trained on (from its saved id and keywords), checked to share its actor with ``play_env``."""
+    from alem.registry import make
+
+    why = None
+    if isinstance(lcfg, QConfig):
+        why = "it is a value-based run"
+    elif len(set(res["roles"])) != 1 or lcfg.agent_id:
+        why = "its agents have their own parameters or an agent-id input"
+    elif lcfg.actor != "local" or lcfg.critic != "local":
+        why = f"its actor/critic are {lcfg.actor}/{lcfg.critic}, not local (their inputs depend on the team)"
+    if why:
+        raise AlemError(f"{run_dir}: its actor cannot play another env: {why}")
+    env_cfg = (res.get("config") or {}).get("env") or {}
+    trained = make(res["env_id"], **dict(env_cfg.get("kwargs") or {}))
+    for what, get in (("observation", "observation_space"), ("action", "action_space")):
+        a, b = getattr(trained, get)(0), getattr(play_env, get)(0)
+        if (a.shape, a.dtype, getattr(a, "n", None)) != (b.shape, b.dtype, getattr(b, "n", None)):
+            raise AlemError(
+                f"{run_dir}: trained with per-agent {what} space {a}, but {play_env.id} has {b}; "
+                "its actor cannot play there"
+            )
+    return trained
 
 
 def _learner_config(res: dict, path: Path) -> LearnerConfig | QConfig:

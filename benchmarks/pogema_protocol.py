@@ -18,7 +18,10 @@ The published means of the benchmark's algorithms on the same instances sit besi
 ``--maps``/``--config`` read any ``maps.yaml`` and evaluation YAML of the benchmark's format.
 Policies (one or more per run, one table): ``pibt`` (:mod:`alem.envs.pathfinding.pibt`), ``bfs``
 (:mod:`alem.envs.pathfinding.baseline`), both with BFS distances from a table built once per
-map, and ``random``. The output folder must not exist; it receives
+map, ``random``, and ``checkpoint:<run dir>``: the trained actor of a ``python -m alem.train`` run
+(IPPO with a shared actor, e.g. ``env=pathfinding_follow``), which plays every agent count and
+map size from its local view; it samples its actions (greedy: ``checkpoint:<run dir>#greedy``)
+and gets the trained env's ``goal_direction`` channel. The output folder must not exist; it receives
 ``instances.csv`` (one row per instance), ``summary.csv`` and ``summary.json`` (per agent
 count, with the published means and the machine), and the table is printed.
 """
@@ -108,6 +111,34 @@ def distance_table(obstacles: jax.Array) -> jax.Array:
     return jnp.minimum(G.bfs_distances(~obstacles, cells), 32767).astype(jnp.int16)
 
 
+def policy_spec(text: str) -> str:
+    """An argparse type: a classical policy name or ``checkpoint:<run dir>[#greedy]`` (a run with results.json)."""
+    if text in POLICIES:
+        return text
+    if text.startswith("checkpoint:"):
+        run_dir = Path(text.removeprefix("checkpoint:").removesuffix("#greedy"))
+        if not (run_dir / "results.json").is_file():
+            raise argparse.ArgumentTypeError(f"{run_dir} has no results.json (a finished alem.train run?)")
+        return text
+    raise argparse.ArgumentTypeError(f"{text!r}: choose from {list(POLICIES)} or checkpoint:<run dir>")
+
+
+def policy_label(policy: str) -> str:
+    """The name a policy has in the tables: a checkpoint by its run folder's name, not its path."""
+    if not policy.startswith("checkpoint:"):
+        return policy
+    greedy = "#greedy" if policy.endswith("#greedy") else ""
+    return f"checkpoint:{Path(policy.removeprefix('checkpoint:').removesuffix('#greedy')).name}{greedy}"
+
+
+def _trained_kwargs(policy: str) -> tuple[Path, bool, dict[str, Any]]:
+    """(run dir, greedy, the trained env's keywords) of a ``checkpoint:`` policy."""
+    run_dir = Path(policy.removeprefix("checkpoint:").removesuffix("#greedy"))
+    res = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
+    kwargs = ((res.get("config") or {}).get("env") or {}).get("kwargs") or {}
+    return run_dir, policy.endswith("#greedy"), dict(kwargs)
+
+
 def run_group(
     maps: dict[str, np.ndarray], rows: list[dict], mode: str, max_steps: int, policy: str, seed: int = 0
 ) -> list[dict[str, Any]]:
@@ -119,6 +150,7 @@ def run_group(
     grids = [maps[r["map_name"]] for r in rows]
     # Each task once (lifelong goal sequences are built in Python): they size the env and fill its params.
     tasks = [B.instance_task(g, n, r["seed"], max_steps, env_mode) for g, r in zip(grids, rows, strict=True)]
+    trained = _trained_kwargs(policy) if policy.startswith("checkpoint:") else None
     env = PathfindingEnv(
         num_agents=n,
         height=height,
@@ -131,7 +163,14 @@ def run_group(
         obs_radius=OBS_RADIUS,
         lower_bounds=False,
         goal_sequence_len=max(g.shape[1] for _, g in tasks) if env_mode == "lifelong" else 1,
+        goal_direction=bool(trained and trained[2].get("goal_direction", False)),
     )
+    actor = None
+    if trained is not None:
+        from alem.algos.checkpoint_player import load_trained
+
+        learner, actor_params = load_trained(trained[0], env, transfer=True)
+        actor = (learner, actor_params, trained[1])
     params = _stack(
         [
             B.instance_params(env, g, n, r["seed"], max_steps, task=t)
@@ -139,7 +178,7 @@ def run_group(
         ]
     )
     keys = jax.random.split(jax.random.key(seed), len(rows))
-    final = jax.jit(jax.vmap(lambda k, p: _episode(env, k, p, policy, max_steps)))(keys, params)
+    final = jax.jit(jax.vmap(lambda k, p: _episode(env, k, p, policy, max_steps, actor)))(keys, params)
     final = jax.device_get(final)
     out = []
     for i, r in enumerate(rows):
@@ -150,7 +189,7 @@ def run_group(
 
 
 def _episode(
-    env: PathfindingEnv, key: jax.Array, params: Any, policy: str, steps: int
+    env: PathfindingEnv, key: jax.Array, params: Any, policy: str, steps: int, actor: Any = None
 ) -> dict[str, jax.Array]:
     """The end-of-episode metrics (and collisions) of ``policy`` on one instance, over ``steps`` steps."""
     k_reset, k_ties, k_run = jax.random.split(key, 3)
@@ -162,7 +201,15 @@ def _episode(
     def goal_distances(state):  # [N, H, W], looked up rather than searched each step
         return table[state.goal[:, 0] * w + state.goal[:, 1]]
 
-    def act(k, state, priority):
+    def act(k, state, ts, priority):
+        if actor is not None:  # the trained actor on every agent's observation (a batch of one env)
+            learner, actor_params, greedy = actor
+            hidden = learner.actor_net.initial_hidden((1, n))
+            none = jnp.zeros((1, 0), jnp.float32)
+            _, a, _, _ = learner.act(
+                actor_params, hidden, ts.obs[None], none, ts.action_mask[None], jnp.ones((1,), bool), k, greedy
+            )
+            return a[0]
         if policy == "random":
             return jax.random.randint(k, (n,), 0, 5)
         if policy == "pibt":
@@ -179,16 +226,16 @@ def _episode(
     blank = {m: jnp.zeros((), ts.info[m].dtype) for m in names}
 
     def body(carry, k):
-        state, priority, done, final = carry
+        state, ts, priority, done, final = carry
         k_act, k_step = jax.random.split(k)
-        state, ts2 = env.step(k_step, state, act(k_act, state, priority), params)
+        state, ts2 = env.step(k_step, state, act(k_act, state, ts, priority), params)
         priority = pibt.next_priorities(priority, jnp.all(state.pos == state.goal, axis=1), ties)
         now = ts2.done & ~done  # the metrics of the episode's end (later steps are ignored)
         final = {m: jnp.where(now, ts2.info[m], final[m]) for m in names}
-        return (state, priority, done | ts2.done, final), None
+        return (state, ts2, priority, done | ts2.done, final), None
 
-    (_, _, _, final), _ = jax.lax.scan(
-        body, (state, ties, jnp.bool_(False), blank), jax.random.split(k_run, steps)
+    (_, _, _, _, final), _ = jax.lax.scan(
+        body, (state, ts, ties, jnp.bool_(False), blank), jax.random.split(k_run, steps)
     )
     return final
 
@@ -252,7 +299,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--mode", choices=("mapf", "lmapf"), default="mapf")
     p.add_argument("--maps", type=Path, help="a maps.yaml (instead of --set)")
     p.add_argument("--config", type=Path, help="an evaluation YAML (with --maps; or with --set to override)")
-    p.add_argument("--policy", choices=POLICIES, nargs="+", default=["pibt"], help="one or more, one table")
+    p.add_argument(
+        "--policy",
+        type=policy_spec,
+        nargs="+",
+        default=["pibt"],
+        help=f"one or more, one table: {', '.join(POLICIES)}, checkpoint:<run dir>[#greedy]",
+    )
     p.add_argument("--num-agents", type=int, nargs="*", help="only these agent counts")
     p.add_argument("--limit-maps", type=int, help="only the first K maps (by name): a quick look")
     p.add_argument("--seed", type=int, default=0, help="the policy's key (the instances are fixed)")
@@ -280,24 +333,25 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if not rows:
         p.error("no instance left to run")
     published = json.loads(PUBLISHED.read_text())["results"] if PUBLISHED.is_file() else None
+    labels = [policy_label(policy) for policy in args.policy]
+    if len(set(labels)) != len(labels):
+        p.error(f"two policies share a name in the tables: {labels}")
     results: list[dict] = []
     timings: dict[str, dict[int, float]] = {}
-    for policy in args.policy:
-        timings[policy] = {}
+    for policy, label in zip(args.policy, labels, strict=True):
+        timings[label] = {}
         for n in sorted({r["num_agents"] for r in rows}):
             group = [r for r in rows if r["num_agents"] == n]
             t0 = time.perf_counter()
-            results += [
-                {"policy": policy, **r} for r in run_group(maps, group, mode, max_steps, policy, args.seed)
-            ]
-            timings[policy][n] = time.perf_counter() - t0
+            results += [{"policy": label, **r} for r in run_group(maps, group, mode, max_steps, policy, args.seed)]
+            timings[label][n] = time.perf_counter() - t0
             print(
-                f"{policy}, {n} agents: {len(group)} instances in {timings[policy][n]:.1f} s (compile included)",
+                f"{label}, {n} agents: {len(group)} instances in {timings[label][n]:.1f} s (compile included)",
                 flush=True,
             )
     tables = {
-        policy: summarise([r for r in results if r["policy"] == policy], mode, published, args.set)
-        for policy in args.policy
+        label: summarise([r for r in results if r["policy"] == label], mode, published, args.set)
+        for label in labels
     }
     args.out.mkdir(parents=True)
     with (args.out / "instances.csv").open("w", newline="") as f:
@@ -314,7 +368,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     body = {
         "map_set": args.set or str(args.maps),
         "mode": mode,
-        "policies": args.policy,
+        "policies": labels,
         "max_steps": max_steps,
         "obs_radius": OBS_RADIUS,
         "collision": "soft",

@@ -35,11 +35,16 @@ Card
   uniform free cell of the spawn region other than its cell); never terminates.
   ``"disappear"`` (``"finish"``): an agent that reaches its goal gets reward 1 and leaves
   the map (it stops acting and occupying cells); terminates when all have left.
-  Every mode is truncated after ``params.max_steps`` steps.
+  Every mode is truncated after ``params.max_steps`` steps. ``progress_reward=c`` (not
+  POGEMA's; default 0) adds ``c`` times each active agent's decrease of its BFS distance to
+  its goal this step (negative when it moves away): a potential-based shaping (Ng et al.
+  1999), so it leaves the best policies as they are and gives each agent its own signal.
 - **Observation** (``obs_type``): ``"local"`` (POGEMA's default values, as bool):
   ``[3, 2R+1, 2R+1]`` centred on the agent, R = ``obs_radius``: obstacles (outside the
   map: a one-cell obstacle ring, then free, exactly as POGEMA pads), active agents (the
   observer included) and the own goal as a one-hot cell clipped to the window border.
+  ``goal_direction=True`` (not POGEMA's; for learned policies) adds a fourth ``local``
+  channel: the window's cells closer (BFS distance) to the agent's goal than its own cell.
   ``"global"``: float32 ``[4, H, W]``: obstacles, active agents, own cell, own goal.
   ``env.global_state(state)`` is ``[3, H, W]`` flattened: obstacles, agents, goals.
 - **Maps** (``map_type``): ``"random"`` (obstacles i.i.d. with ``params.density``, in jit;
@@ -77,7 +82,9 @@ Card
 Cost note: batched rollouts (:class:`~alem.wrappers.BatchedAutoReset`) compute resets only
 for the envs that ended, so a reset's cost counts per episode, not per step (the plain
 per-env ``AutoReset`` still pays one every step). ``lower_bounds`` adds N BFS per reset and
-random maps add one connected-components pass.
+random maps add one connected-components pass. ``goal_direction`` and ``progress_reward``
+keep each agent's distance map to its goal in the state (N BFS per reset; in lifelong mode
+again on every step where some agent got a new goal).
 """
 
 from __future__ import annotations
@@ -146,6 +153,8 @@ class PathfindingEnv(TextHooks, MultiAgentEnv[PathfindingState, PathfindingParam
         starts: Any = None,
         goals: Any = None,
         illegal_action: str = "replace",
+        goal_direction: bool = False,
+        progress_reward: float = 0.0,
     ):
         super().__init__(illegal_action=illegal_action)
         check_choice("mode", mode, MODES)
@@ -164,6 +173,13 @@ class PathfindingEnv(TextHooks, MultiAgentEnv[PathfindingState, PathfindingParam
             raise EnvArgumentError(f"num_agents must be >= 1, got {num_agents}")
         if int(goal_sequence_len) < 1:
             raise EnvArgumentError(f"goal_sequence_len must be >= 1, got {goal_sequence_len}")
+        if goal_direction and obs_type != "local":
+            raise EnvArgumentError("goal_direction=True is a channel of the local observation (obs_type='local')")
+        if not np.isfinite(float(progress_reward)):
+            raise EnvArgumentError(f"progress_reward must be a finite number, got {progress_reward!r}")
+        self.goal_direction = bool(goal_direction)
+        self.progress_reward = float(progress_reward)
+        self._goal_dist = self.goal_direction or self.progress_reward != 0.0
         self.mode, self.collision, self.map_type, self.obs_type = mode, collision, map_type, obs_type
         self.obs_radius = int(obs_radius)
         self.lower_bounds = bool(lower_bounds)
@@ -208,7 +224,7 @@ class PathfindingEnv(TextHooks, MultiAgentEnv[PathfindingState, PathfindingParam
     def _obs_shape(self) -> tuple[int, ...]:
         if self.obs_type == "local":
             s = 2 * self.obs_radius + 1
-            return (3, s, s)
+            return (4 if self.goal_direction else 3, s, s)
         return (4, self.height, self.width)
 
     def observation_space(self, agent: int | None = None) -> spaces.Space:
@@ -239,12 +255,15 @@ class PathfindingEnv(TextHooks, MultiAgentEnv[PathfindingState, PathfindingParam
         )
         goal = goal_seq[:, 0]
         spawn_cum = jnp.cumsum(spawn.reshape(-1), dtype=jnp.int32)
-        if self.lower_bounds:
+        if self.lower_bounds or self._goal_dist:
             dist = G.bfs_distances(~obstacles, goal)
+        if self.lower_bounds:
             lb = dist[jnp.arange(n), starts[:, 0], starts[:, 1]]
             lb_soc, lb_mk = lb.sum(), lb.max()
         else:
             lb_soc = lb_mk = jnp.int32(-1)
+        r = self.obs_radius
+        goal_dist = G.pad_distances(dist, r) if self._goal_dist else jnp.zeros((n, 0, 0), jnp.int32)
         state = PathfindingState(
             pos=starts.astype(jnp.int32),
             goal=goal.astype(jnp.int32),
@@ -261,6 +280,7 @@ class PathfindingEnv(TextHooks, MultiAgentEnv[PathfindingState, PathfindingParam
             bumps=jnp.int32(0),
             lb_soc=jnp.asarray(lb_soc, jnp.int32),
             lb_makespan=jnp.asarray(lb_mk, jnp.int32),
+            goal_dist=goal_dist,
         )
         on_goal = jnp.all(state.pos == state.goal, axis=1)
         info = self._info(state, on_goal, state.solve_t, jnp.bool_(False), params)
@@ -297,6 +317,10 @@ class PathfindingEnv(TextHooks, MultiAgentEnv[PathfindingState, PathfindingParam
         active = jnp.where(disappear, state.active & ~on_goal, state.active)
         terminated = jnp.where(one_shot, all_on, disappear & ~jnp.any(active))
         reward = jnp.where(one_shot, all_on, arrived).astype(jnp.float32) * jnp.ones((n,), jnp.float32)
+        if self.progress_reward:
+            r = self.obs_radius
+            gained = G.cell_distance(state.goal_dist, state.pos, r) - G.cell_distance(state.goal_dist, pos, r)
+            reward = reward + jnp.where(state.active, self.progress_reward * gained, 0.0)
         old = state.solve_t
         # One-shot: the arrival that lasts (reset when an agent leaves its goal); at the last
         # step POGEMA keeps the old arrival of an agent that just left. Otherwise: first arrival.
@@ -323,6 +347,15 @@ class PathfindingEnv(TextHooks, MultiAgentEnv[PathfindingState, PathfindingParam
         rnd_goal = jnp.stack([cell // self.width, cell % self.width], axis=1)
         new_goal = jnp.where(state.use_seq, seq_goal, rnd_goal)
         goal = jnp.where(renew[:, None], new_goal, state.goal)
+        goal_dist = state.goal_dist
+        if self._goal_dist:  # new goals, new distance maps (only on steps where some goal changed)
+            goal_dist = jax.lax.cond(
+                jnp.any(renew),
+                lambda: jnp.where(
+                    renew[:, None, None], G.pad_distances(G.bfs_distances(free, goal), self.obs_radius), goal_dist
+                ),
+                lambda: goal_dist,
+            )
         truncated = truncated_now & ~terminated
         finished = terminated | truncated
         new = state.replace(
@@ -335,6 +368,7 @@ class PathfindingEnv(TextHooks, MultiAgentEnv[PathfindingState, PathfindingParam
             reached=state.reached + arrived.sum().astype(jnp.int32),
             collisions=state.collisions + blocked.sum().astype(jnp.int32),
             bumps=state.bumps + bumped.sum().astype(jnp.int32),
+            goal_dist=goal_dist,
         )
         final_solve = jnp.where(finished, final_solve, solve_t)
         final_solve = jnp.where(finished & (final_solve < 0), k, final_solve)
@@ -378,7 +412,10 @@ class PathfindingEnv(TextHooks, MultiAgentEnv[PathfindingState, PathfindingParam
 
     def observe(self, state: PathfindingState, params: PathfindingParams) -> jax.Array:
         if self.obs_type == "local":
-            return G.local_observation(state.padded, state.pos, state.goal, state.active, self.obs_radius)
+            goal_dist = state.goal_dist if self.goal_direction else None
+            return G.local_observation(
+                state.padded, state.pos, state.goal, state.active, self.obs_radius, goal_dist
+            )
         h, w, n = self.height, self.width, self.num_agents
         obst = self.obstacles(state).astype(jnp.float32)
         agents = self._agent_grid(state)

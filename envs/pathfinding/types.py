@@ -73,6 +73,9 @@ class PathfindingState:
     bumps: jax.Array  # int32 []
     lb_soc: jax.Array  # int32 []
     lb_makespan: jax.Array  # int32 []
+    # int32 [N, H+2R, W+2R]: BFS distance to each agent's goal, padded with INF (goal_direction or
+    # progress_reward; [N, 0, 0] otherwise)
+    goal_dist: jax.Array
 
 
 def check_choice(name: str, value: str, options: Sequence[str]) -> None:

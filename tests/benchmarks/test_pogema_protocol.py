@@ -69,3 +69,22 @@ def test_an_evaluation_yaml_of_the_benchmark_is_read(tmp_path):
     bad.write_text("environment:\n  on_target: finish\n")
     with pytest.raises(SystemExit, match="on_target 'finish'"):
         P.instances_from_config(B.load_config(bad), B.load_map_set(maps))
+
+
+@pytest.mark.exhaustive
+@pytest.mark.xdist_group("tiny_grid_run")
+def test_a_trained_checkpoint_plays_the_protocol_under_its_folder_name(tiny_grid_run, tmp_path):
+    """A run trained on 3 agents in 6x6 plays the benchmark's puzzles (2 agents, their own maps);
+    greedy play on fixed instances does not depend on the key; no path of the machine is written."""
+    spec = f"checkpoint:{tiny_grid_run}"
+    common = ["--set", "puzzles", "--num-agents", "2", "--limit-maps", "1", "--policy", spec, spec + "#greedy"]
+    first = P.main([*common, "--seed", "0", "--out", str(tmp_path / "a")])
+    second = P.main([*common, "--seed", "7", "--out", str(tmp_path / "b")])
+    assert first["policies"] == ["checkpoint:run", "checkpoint:run#greedy"]
+    rows = list(csv.DictReader((tmp_path / "a" / "instances.csv").open()))
+    assert len(rows) == 20 and {r["policy"] for r in rows} == {"checkpoint:run", "checkpoint:run#greedy"}
+    assert str(tmp_path) not in (tmp_path / "a" / "summary.json").read_text()
+    greedy = lambda body: body["summary"]["checkpoint:run#greedy"][0]
+    assert greedy(first)["SoC"] == greedy(second)["SoC"] and greedy(first)["CSR"] == greedy(second)["CSR"]
+    with pytest.raises(SystemExit):
+        P.main([*common[:-2], f"checkpoint:{tmp_path / 'nothing'}", "--out", str(tmp_path / "c")])

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import alem
+from alem.envs.pathfinding import grid as G
 from alem.envs.pathfinding import maps as M
 from alem.envs.pathfinding import viewer
 from alem.envs.pathfinding.env import PathfindingEnv
@@ -276,3 +277,66 @@ def test_render_rgb_draws_walls_agents_and_goals(corridor_with_a_wall):
         and tuple(small[0, 4]) == c1
         and tuple(small[0, 8]) not in (c1, viewer.FREE_COLOUR)
     )
+
+
+# ---------------------------------------------------------------- learned-policy features
+def _closer_cells(obst: np.ndarray, pos, goal, r: int) -> np.ndarray:
+    """The window of cells closer to ``goal`` than ``pos`` is, from a host BFS (off-map: never)."""
+    dist = M.bfs_distance_host(obst, tuple(int(x) for x in goal))
+    here = dist[tuple(int(x) for x in pos)]
+    size = 2 * r + 1
+    out = np.zeros((size, size), bool)
+    for i in range(size):
+        for j in range(size):
+            y, x = pos[0] - r + i, pos[1] - r + j
+            if 0 <= y < obst.shape[0] and 0 <= x < obst.shape[1] and dist[y, x] >= 0:
+                out[i, j] = dist[y, x] < here
+    return out
+
+
+@pytest.mark.parametrize("env_id", ["pathfinding-v0", "pathfinding_lifelong-v0"])
+def test_goal_direction_marks_the_cells_closer_to_the_goal_and_progress_is_rewarded(env_id):
+    """The fourth channel and the shaped reward against a host BFS, batched, over steps that (in
+    lifelong mode) hand out new goals, so the distance maps must follow the goals."""
+    env = alem.make(env_id, num_agents=6, height=10, goal_direction=True, progress_reward=0.25)
+    base = alem.make(env_id, num_agents=6, height=10)
+    assert env.observation_space(0).shape == (4, 11, 11) and base.observation_space(0).shape == (3, 11, 11)
+    r = env.obs_radius
+    reset = jax.jit(jax.vmap(env.reset, (0, None)))
+    step = jax.jit(jax.vmap(env.step, (0, 0, 0, None)))
+    keys = jax.random.split(jax.random.key(5), 4)
+    state, ts = reset(keys, env.default_params)
+    base_state, base_ts = jax.jit(jax.vmap(base.reset, (0, None)))(keys, base.default_params)
+    np.testing.assert_array_equal(np.asarray(ts.obs[:, :, :3]), np.asarray(base_ts.obs))  # POGEMA's 3 kept
+    renewed = 0
+    for t in range(12):
+        obst = np.asarray(jax.vmap(env.obstacles)(state))
+        pos, goal, obs = np.asarray(state.pos), np.asarray(state.goal), np.asarray(ts.obs)
+        for b in range(4):
+            for i in range(env.num_agents):
+                np.testing.assert_array_equal(obs[b, i, 3], _closer_cells(obst[b], pos[b, i], goal[b, i], r))
+        # Mostly down the marked direction (so agents arrive and, in lifelong mode, get new goals).
+        rng = np.random.default_rng(t)
+        actions = np.zeros((4, env.num_agents), np.int32)
+        for b in range(4):
+            for i in range(env.num_agents):
+                closer = [a for a in range(1, 5) if obs[b, i, 3][tuple(r + G.MOVES[a])]]
+                actions[b, i] = rng.choice(closer) if closer and rng.random() < 0.8 else rng.integers(5)
+        state, ts = step(jax.random.split(jax.random.key(t), 4), state, jnp.asarray(actions), env.default_params)
+        new_pos, on_goal = np.asarray(state.pos), np.asarray(ts.info["on_goal"])
+        for b in range(4):
+            for i in range(env.num_agents):
+                d = M.bfs_distance_host(obst[b], tuple(goal[b, i]))
+                gained = d[tuple(pos[b, i])] - d[tuple(new_pos[b, i])]
+                arrived = on_goal[b, i] if env_id == "pathfinding_lifelong-v0" else on_goal[b].all()
+                assert float(ts.reward[b, i]) == pytest.approx(0.25 * gained + arrived)
+        renewed += int((np.asarray(state.goal) != goal).any(-1).sum())
+    if env_id == "pathfinding_lifelong-v0":
+        assert renewed >= 3  # the channel was checked against goals handed out during the episode
+
+
+def test_the_learned_policy_features_refuse_what_they_cannot_do():
+    with pytest.raises(EnvArgumentError, match="goal_direction"):
+        alem.make("pathfinding-v0", goal_direction=True, obs_type="global")
+    with pytest.raises(EnvArgumentError, match="progress_reward"):
+        alem.make("pathfinding-v0", progress_reward=float("nan"))
