@@ -32,7 +32,7 @@ from alem.core import MultiAgentEnv
 from alem.errors import AlemError
 from alem.policies import Policy, Turn
 
-__all__ = ["CheckpointPolicy", "TrainedActor", "load_trained"]
+__all__ = ["CheckpointPolicy", "TrainedActor", "load_trained", "actor_actions"]
 
 
 def load_trained(
@@ -109,6 +109,15 @@ def load_trained(
     if transfer:
         learner = make_learner(play_env, lcfg, roles=np.zeros(play_env.num_agents, np.int32))
     return learner, params
+
+
+def actor_actions(learner: Any, params: Any, obs: jax.Array, mask: jax.Array, key: jax.Array, greedy: bool = False):
+    """int ``[N]``: a feed-forward PPO-core actor's actions in one (unbatched) env, from a zero
+    hidden state; sampled, or the mode with ``greedy``. Pure JAX: call it inside jit, vmap, scan."""
+    hidden = learner.actor_net.initial_hidden((1, 1 if learner.centralised else learner.n))
+    none = jnp.zeros((1, 0), jnp.float32)
+    _, actions, _, _ = learner.act(params, hidden, obs[None], none, mask[None], jnp.ones((1,), bool), key, greedy)
+    return actions[0]
 
 
 def _trained_env(res: dict, run_dir: Path, lcfg: LearnerConfig | QConfig, play_env: MultiAgentEnv):

@@ -41,6 +41,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from alem.algos.checkpoint_player import actor_actions, load_trained
 from alem.envs.pathfinding import baseline, pibt
 from alem.envs.pathfinding import benchmark as B
 from alem.envs.pathfinding import grid as G
@@ -167,8 +168,6 @@ def run_group(
     )
     actor = None
     if trained is not None:
-        from alem.algos.checkpoint_player import load_trained
-
         learner, actor_params = load_trained(trained[0], env, transfer=True)
         actor = (learner, actor_params, trained[1])
     params = _stack(
@@ -202,14 +201,9 @@ def _episode(
         return table[state.goal[:, 0] * w + state.goal[:, 1]]
 
     def act(k, state, ts, priority):
-        if actor is not None:  # the trained actor on every agent's observation (a batch of one env)
+        if actor is not None:  # the trained actor on every agent's own observation
             learner, actor_params, greedy = actor
-            hidden = learner.actor_net.initial_hidden((1, n))
-            none = jnp.zeros((1, 0), jnp.float32)
-            _, a, _, _ = learner.act(
-                actor_params, hidden, ts.obs[None], none, ts.action_mask[None], jnp.ones((1,), bool), k, greedy
-            )
-            return a[0]
+            return actor_actions(learner, actor_params, ts.obs, ts.action_mask, k, greedy)
         if policy == "random":
             return jax.random.randint(k, (n,), 0, 5)
         if policy == "pibt":

@@ -9,7 +9,7 @@ import pytest
 from hydra import compose, initialize_config_module
 
 import alem
-from alem.algos.checkpoint_player import CheckpointPolicy, TrainedActor
+from alem.algos.checkpoint_player import CheckpointPolicy, TrainedActor, actor_actions, load_trained
 from alem.train import run
 
 ENV = "iterated_prisoners_dilemma-v0"
@@ -64,19 +64,8 @@ def test_its_first_greedy_move_is_the_learners_own(gru_run):
     run_dir, env = gru_run
     actor = TrainedActor(run_dir, env, greedy=True)
     _, ts = jax.jit(env.reset)(jax.random.key(3))
-    learner, params = actor.learner, actor.params
-    hidden = learner.actor_net.initial_hidden((1, learner.n))
-    _, want, _, _ = learner.act(
-        params,
-        hidden,
-        ts.obs[None],
-        jnp.zeros((1, 0)),
-        ts.action_mask[None],
-        jnp.ones((1,), bool),
-        jax.random.key(0),
-        greedy=True,
-    )
-    np.testing.assert_array_equal(np.asarray(actor(jax.random.key(9), ts)), np.asarray(want[0]))
+    want = actor_actions(actor.learner, actor.params, ts.obs, ts.action_mask, jax.random.key(0), greedy=True)
+    np.testing.assert_array_equal(np.asarray(actor(jax.random.key(9), ts)), np.asarray(want))
 
 
 def test_the_arena_player_still_refuses_a_recurrent_run(gru_run):
@@ -88,30 +77,19 @@ def test_the_arena_player_still_refuses_a_recurrent_run(gru_run):
 def test_a_shared_actor_transfers_to_another_team_size_and_map(tiny_grid_run):
     """transfer=True: restored for the trained 3-agent 6x6 env, played by 5 agents on 9x9; the actions
     are the trained network's own (applied by hand to each agent's observation)."""
-    from alem.algos.checkpoint_player import load_trained
-
     big = alem.make("pathfinding_lifelong-v0", num_agents=5, height=9, goal_direction=True)
     with pytest.raises(alem.AlemError, match="trained on 'pathfinding-v0'"):
         load_trained(tiny_grid_run, big)
     learner, params = load_trained(tiny_grid_run, big, transfer=True)
     assert learner.n == 5
     _, ts = jax.jit(big.reset)(jax.random.key(2))
-    _, actions, _, logp = learner.act(
-        params,
-        learner.actor_net.initial_hidden((1, 5)),
-        ts.obs[None],
-        jnp.zeros((1, 0)),
-        ts.action_mask[None],
-        jnp.ones((1,), bool),
-        jax.random.key(0),
-        greedy=True,
-    )
+    actions = actor_actions(learner, params, ts.obs, ts.action_mask, jax.random.key(0), greedy=True)
     x = ts.obs.reshape(5, -1).astype(jnp.float32)
     first = params["actor"]["params"]
     first = jax.tree.map(lambda a: a[0], first)  # one shared role
     h = jnp.tanh(x @ first["Dense_0"]["kernel"] + first["Dense_0"]["bias"])
     logits = h @ first["Dense_1"]["kernel"] + first["Dense_1"]["bias"]
-    np.testing.assert_array_equal(np.asarray(actions[0]), np.asarray(jnp.argmax(logits, -1)))
+    np.testing.assert_array_equal(np.asarray(actions), np.asarray(jnp.argmax(logits, -1)))
     # Without the channel the observation differs: refused, naming the spaces.
     with pytest.raises(alem.AlemError, match="observation space"):
         load_trained(tiny_grid_run, alem.make("pathfinding-v0", num_agents=5, height=9), transfer=True)

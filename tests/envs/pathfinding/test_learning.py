@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 import pytest
 
 import alem
 from alem.algos import make_config, make_learner
+from alem.algos.checkpoint_player import actor_actions
 
 pytestmark = pytest.mark.exhaustive  # a learning run
 
@@ -46,11 +46,7 @@ def test_ippo_learns_to_bring_every_agent_to_its_goal():
     learner = make_learner(env, cfg)
     state, _ = jax.jit(lambda k: learner.run(learner.init(k), UPDATES))(jax.random.key(0))
 
-    def trained(k, ts):
-        hidden = learner.actor_net.initial_hidden((1, env.num_agents))
-        none = jnp.zeros((1, 0), jnp.float32)
-        _, a, _, _ = learner.act(state.params, hidden, ts.obs[None], none, ts.action_mask[None], jnp.ones((1,), bool), k)
-        return a[0]
+    trained = lambda k, ts: actor_actions(learner, state.params, ts.obs, ts.action_mask, k)
 
     random = lambda k, ts: jax.random.randint(k, (env.num_agents,), 0, 5)
     learned, baseline = _csr(env, trained, jax.random.key(1)), _csr(env, random, jax.random.key(1))
