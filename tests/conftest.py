@@ -235,30 +235,11 @@ def pytest_configure(config):
 def tiny_grid_run(tmp_path_factory):
     """A tiny shared-actor IPPO run on 3-agent 6x6 pathfinding with the goal-direction channel (a
     training compile: for exhaustive-tier tests of checkpoint transfer and the POGEMA protocol)."""
-    from hydra import compose, initialize_config_module
+    from tests.tiny_runs import train_tiny_run  # the repository's tests package (python -m pytest)
 
-    from alem.train import run
-
-    overrides = [
-        "env.id=pathfinding-v0",
-        "+env.kwargs.num_agents=3",
-        "+env.kwargs.height=6",
-        "+env.kwargs.max_steps=8",
-        "+env.kwargs.goal_direction=true",
-        "algo=ippo",
-        "algo.hidden=[8]",
-        "algo.num_envs=4",
-        "algo.num_steps=8",
-        "algo.num_minibatches=2",
-        "algo.total_steps=64",
-        "chunk_updates=2",
-        "eval.num_steps=8",
-    ]
-    with initialize_config_module(config_module="alem.configs", version_base=None):
-        cfg = compose(config_name="config", overrides=overrides)
-    run_dir = tmp_path_factory.mktemp("grid") / "run"
-    run(cfg, run_dir)
-    return run_dir
+    overrides = ["env.id=pathfinding-v0", "+env.kwargs.num_agents=3", "+env.kwargs.height=6"]
+    overrides += ["+env.kwargs.max_steps=8", "+env.kwargs.goal_direction=true"]
+    return train_tiny_run(tmp_path_factory, "grid", overrides)
 
 
 @pytest.fixture

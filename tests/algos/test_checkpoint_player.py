@@ -6,11 +6,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from hydra import compose, initialize_config_module
 
 import alem
 from alem.algos.checkpoint_player import CheckpointPolicy, TrainedActor, actor_actions, load_trained
-from alem.train import run
+from tests.tiny_runs import train_tiny_run
 
 ENV = "iterated_prisoners_dilemma-v0"
 
@@ -21,23 +20,8 @@ pytestmark = [pytest.mark.exhaustive, pytest.mark.xdist_group("tiny_grid_run")]
 @pytest.fixture(scope="module")
 def gru_run(tmp_path_factory):
     """A tiny recurrent IPPO run: the GRU state has something to remember (the rounds so far)."""
-    overrides = [
-        f"env.id={ENV}",
-        "+env.kwargs.num_rounds=4",
-        "algo=ippo",
-        "algo.recurrent=8",
-        "algo.hidden=[8]",
-        "algo.num_envs=4",
-        "algo.num_steps=8",
-        "algo.num_minibatches=2",
-        "algo.total_steps=64",
-        "chunk_updates=2",
-        "eval.num_steps=8",
-    ]
-    with initialize_config_module(config_module="alem.configs", version_base=None):
-        cfg = compose(config_name="config", overrides=overrides)
-    run_dir = tmp_path_factory.mktemp("gru") / "run"
-    run(cfg, run_dir)
+    overrides = [f"env.id={ENV}", "+env.kwargs.num_rounds=4", "algo.recurrent=8"]
+    run_dir = train_tiny_run(tmp_path_factory, "gru", overrides)
     return run_dir, alem.make(ENV, num_rounds=4)
 
 
