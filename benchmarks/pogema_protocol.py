@@ -46,6 +46,7 @@ from alem.envs.pathfinding import baseline, pibt
 from alem.envs.pathfinding import benchmark as B
 from alem.envs.pathfinding import grid as G
 from alem.envs.pathfinding.env import PathfindingEnv
+from alem.errors import AlemError
 from alem.intervals import ci95
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -135,9 +136,12 @@ def policy_label(policy: str) -> str:
 def _trained_kwargs(policy: str) -> tuple[Path, bool, dict[str, Any]]:
     """(run dir, greedy, the trained env's keywords) of a ``checkpoint:`` policy."""
     run_dir = Path(policy.removeprefix("checkpoint:").removesuffix("#greedy"))
-    res = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
-    kwargs = ((res.get("config") or {}).get("env") or {}).get("kwargs") or {}
-    return run_dir, policy.endswith("#greedy"), dict(kwargs)
+    try:
+        res = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
+        kwargs = dict(((res.get("config") or {}).get("env") or {}).get("kwargs") or {})
+    except (OSError, ValueError, TypeError, AttributeError) as e:
+        raise AlemError(f"{run_dir}/results.json is unreadable or not an alem.train result ({e})") from None
+    return run_dir, policy.endswith("#greedy"), kwargs
 
 
 def run_group(
@@ -337,7 +341,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         for n in sorted({r["num_agents"] for r in rows}):
             group = [r for r in rows if r["num_agents"] == n]
             t0 = time.perf_counter()
-            results += [{"policy": label, **r} for r in run_group(maps, group, mode, max_steps, policy, args.seed)]
+            try:
+                group_rows = run_group(maps, group, mode, max_steps, policy, args.seed)
+            except AlemError as e:  # a checkpoint that cannot play here: nothing has been written yet
+                p.error(f"{label}: {e}")
+            results += [{"policy": label, **r} for r in group_rows]
             timings[label][n] = time.perf_counter() - t0
             print(
                 f"{label}, {n} agents: {len(group)} instances in {timings[label][n]:.1f} s (compile included)",

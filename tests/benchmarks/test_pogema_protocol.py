@@ -88,3 +88,28 @@ def test_a_trained_checkpoint_plays_the_protocol_under_its_folder_name(tiny_grid
     assert greedy(first)["SoC"] == greedy(second)["SoC"] and greedy(first)["CSR"] == greedy(second)["CSR"]
     with pytest.raises(SystemExit):
         P.main([*common[:-2], f"checkpoint:{tmp_path / 'nothing'}", "--out", str(tmp_path / "c")])
+
+
+def test_a_checkpoint_that_cannot_play_is_one_clear_error_and_nothing_is_written(tmp_path, capsys):
+    """A torn results.json, and a run whose actor depends on the team (agent ids), are refused by
+    name before any folder is made; neither needs a trained run to be refused."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    common = ["--set", "puzzles", "--num-agents", "2", "--limit-maps", "1", "--out", str(tmp_path / "out")]
+    (run_dir / "results.json").write_text('{"env_id": "pathfinding-v0", "learner": {"na')
+    with pytest.raises(SystemExit):
+        P.main([*common, "--policy", f"checkpoint:{run_dir}"])
+    assert "results.json is unreadable" in capsys.readouterr().err
+    result = {
+        "env_id": "pathfinding-v0",
+        "algo": "ippo",
+        "num_seeds": 1,
+        "roles": [0, 0, 0],
+        "learner": {"name": "ippo", "hidden": [8], "agent_id": True},
+        "config": {"env": {"id": "pathfinding-v0", "kwargs": {"num_agents": 3}}},
+    }
+    (run_dir / "results.json").write_text(json.dumps(result))
+    with pytest.raises(SystemExit):
+        P.main([*common, "--policy", "bfs", f"checkpoint:{run_dir}"])
+    assert "agent-id input" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
