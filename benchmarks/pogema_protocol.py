@@ -7,7 +7,8 @@ All instances of one agent count run as one batch (maps padded to a common shape
 for the configuration's episode length. The metrics are the env's POGEMA metrics (CSR, ISR,
 SoC, makespan for MAPF; average throughput for lifelong MAPF), aggregated as the benchmark
 does: a flat mean over the instances of an agent count, here with a Student-t 95% interval.
-The published means of the benchmark's algorithms on the same instances sit beside them
+The published means of the benchmark's algorithms on the same instances sit beside them (only
+for whole agent counts of a shipped set's own settings: ``--limit-maps`` and ``--config`` runs show none)
 (``benchmarks/results/pogema_published.json``, from ``scripts/pogema_published.py``)::
 
     python -m benchmarks.pogema_protocol --set random --mode mapf --policy pibt bfs --out runs/pogema-random
@@ -255,8 +256,10 @@ def summarise(rows: list[dict], mode: str, published: dict | None, map_set: str 
                     .get(algo, {})
                     .get(str(n))
                 )
+                # A mean over other instances is not a comparison: only the whole published set counts.
+                same = cell is not None and cell.get("instances") == len(sub)
                 for m in METRICS[mode]:
-                    row[f"{algo}_{m}"] = None if cell is None else cell.get(m)
+                    row[f"{algo}_{m}"] = cell.get(m) if same else None
         table.append(row)
     return table
 
@@ -352,7 +355,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 flush=True,
             )
     tables = {
-        label: summarise([r for r in results if r["policy"] == label], mode, published, args.set)
+        label: summarise(
+            [r for r in results if r["policy"] == label],
+            mode,
+            published,
+            args.set if args.config is None else None,  # another configuration: other instances
+        )
         for label in labels
     }
     args.out.mkdir(parents=True)
