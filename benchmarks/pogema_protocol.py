@@ -114,12 +114,17 @@ def distance_table(obstacles: jax.Array) -> jax.Array:
     return jnp.minimum(G.bfs_distances(~obstacles, cells), 32767).astype(jnp.int16)
 
 
+def _checkpoint(policy: str) -> tuple[Path, bool]:
+    """(run dir, greedy) of a ``checkpoint:<run dir>[#greedy]`` policy."""
+    return Path(policy.removeprefix("checkpoint:").removesuffix("#greedy")), policy.endswith("#greedy")
+
+
 def policy_spec(text: str) -> str:
     """An argparse type: a classical policy name or ``checkpoint:<run dir>[#greedy]`` (a run with results.json)."""
     if text in POLICIES:
         return text
     if text.startswith("checkpoint:"):
-        run_dir = Path(text.removeprefix("checkpoint:").removesuffix("#greedy"))
+        run_dir, _ = _checkpoint(text)
         if not (run_dir / "results.json").is_file():
             raise argparse.ArgumentTypeError(f"{run_dir} has no results.json (a finished alem.train run?)")
         return text
@@ -130,19 +135,19 @@ def policy_label(policy: str) -> str:
     """The name a policy has in the tables: a checkpoint by its run folder's name, not its path."""
     if not policy.startswith("checkpoint:"):
         return policy
-    greedy = "#greedy" if policy.endswith("#greedy") else ""
-    return f"checkpoint:{Path(policy.removeprefix('checkpoint:').removesuffix('#greedy')).name}{greedy}"
+    run_dir, greedy = _checkpoint(policy)
+    return f"checkpoint:{run_dir.name}" + ("#greedy" if greedy else "")
 
 
 def _trained_kwargs(policy: str) -> tuple[Path, bool, dict[str, Any]]:
     """(run dir, greedy, the trained env's keywords) of a ``checkpoint:`` policy."""
-    run_dir = Path(policy.removeprefix("checkpoint:").removesuffix("#greedy"))
+    run_dir, greedy = _checkpoint(policy)
     try:
         res = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
         kwargs = dict(((res.get("config") or {}).get("env") or {}).get("kwargs") or {})
     except (OSError, ValueError, TypeError, AttributeError) as e:
         raise AlemError(f"{run_dir}/results.json is unreadable or not an alem.train result ({e})") from None
-    return run_dir, policy.endswith("#greedy"), kwargs
+    return run_dir, greedy, kwargs
 
 
 def run_group(
