@@ -98,6 +98,11 @@ class MultiAgentEnv(Generic[TState, TParams]):
     #: Whether ``reset`` returns the same state for every key (board games). Batched
     #: auto-reset then computes it once per step and selects it where episodes ended.
     fixed_start: ClassVar[bool] = False
+    #: Whether a reset costs about as little as one step (a few draws and elementwise ops: no
+    #: search, sort or loop). On an accelerator :class:`~alem.wrappers.BatchedAutoReset` then
+    #: computes a fresh episode for every env and selects it where one ended, which needs no
+    #: data-dependent loop (each iteration of one is a device-to-host sync on a GPU).
+    cheap_reset: ClassVar[bool] = False
     #: Whether the agents' rewards sum to zero on every transition (two-player games, poker).
     zero_sum: ClassVar[bool] = False
     #: Whether the agents share one goal, so that the team reward (the mean of the agents'

@@ -37,6 +37,9 @@ from alem.wrappers import BatchedAutoReset
 __all__ = [
     "UNIT",
     "Rollout",
+    "StepProgram",
+    "scan_program",
+    "alem_step_program",
     "Reference",
     "REFERENCES",
     "register_reference",
@@ -54,36 +57,75 @@ UNIT = "env-steps/s"
 # ---------------------------------------------------------------------------------------------- alem
 
 
+@dataclasses.dataclass(frozen=True)
+class StepProgram:
+    """One step of a batch of envs as a pure function: what a rollout scans and what the HLO proxy
+    (:mod:`benchmarks.hlo`) compiles on its own.
+
+    ``init(key, *args) -> carry`` resets the batch; ``body(carry, key, *args) -> carry`` draws the
+    actions and steps every env (auto-reset included). ``carry[total_index]`` is the running total
+    reward; the rest of the carry (states, observations) is an output, so XLA cannot drop it.
+    ``args`` are the extra jit arguments of both (alem: the env params).
+    """
+
+    init: Callable[..., Any]
+    body: Callable[..., Any]
+    args: tuple[Any, ...] = ()
+    total_index: int = -1
+
+
+def scan_program(program: StepProgram, num_steps: int) -> Callable[..., Any]:
+    """Jitted ``run(key, *args) -> final carry``: ``init``, then ``body`` in a ``lax.scan`` of
+    ``num_steps`` steps with one key per step."""
+
+    def run(key, *args):
+        key_reset, key_run = jax.random.split(key)
+        carry = program.init(key_reset, *args)
+        step = lambda c, k: (program.body(c, k, *args), None)
+        return jax.lax.scan(step, carry, jax.random.split(key_run, num_steps))[0]
+
+    return jax.jit(run)
+
+
+def alem_step_program(
+    env: MultiAgentEnv, num_envs: int, resets_per_step: int | None = None, params: Any = None
+) -> StepProgram:
+    """alem's step of ``num_envs`` envs: a random legal policy (one draw for the batch) and
+    :class:`~alem.wrappers.BatchedAutoReset`; carry ``(state, ts, total_reward)``."""
+    batch = BatchedAutoReset(env, num_envs, resets_per_step)
+
+    def init(key, params):
+        state, ts = batch.reset(key, params)
+        return state, ts, jnp.zeros((), jnp.float32)
+
+    def body(carry, step_key, params):
+        state, ts, total = carry
+        key_act, key_env = jax.random.split(step_key)
+        actions = random_actions(env, key_act, ts)  # the whole batch in one draw
+        state, ts = batch.step(key_env, state, actions, params)
+        return state, ts, total + ts.reward.sum()
+
+    return StepProgram(init, body, (env.default_params if params is None else params,))
+
+
 def make_alem_rollout(
     env: MultiAgentEnv, num_envs: int, num_steps: int, resets_per_step: int | None = None
 ) -> Callable[..., Any]:
     """A jitted ``rollout(key, params) -> (total_reward, final_state, final_ts)``.
 
     ``num_envs`` envs are reset, then stepped ``num_steps`` times by a random legal policy with
-    auto-reset (:class:`~alem.wrappers.BatchedAutoReset`: ``vmap`` over envs inside a ``lax.scan``
-    over steps, fresh episodes computed only for the envs that ended). ``total_reward`` sums every
-    agent's reward over all envs and steps. The final carry is returned so that nothing the env
-    computes (observations included) is dead code for XLA.
+    auto-reset (:func:`alem_step_program`: ``vmap`` over envs inside a ``lax.scan`` over steps,
+    fresh episodes computed only for the envs that ended). ``total_reward`` sums every agent's
+    reward over all envs and steps. The final carry is returned so that nothing the env computes
+    (observations included) is dead code for XLA.
     """
-
-    batch = BatchedAutoReset(env, num_envs, resets_per_step)
+    run = scan_program(alem_step_program(env, num_envs, resets_per_step), num_steps)
 
     def rollout(key, params):
-        key_reset, key_run = jax.random.split(key)
-        state, ts = batch.reset(key_reset, params)
-
-        def body(carry, step_key):
-            state, ts, total = carry
-            key_act, key_env = jax.random.split(step_key)
-            actions = random_actions(env, key_act, ts)  # the whole batch in one draw
-            state, ts = batch.step(key_env, state, actions, params)
-            return (state, ts, total + ts.reward.sum()), None
-
-        init = (state, ts, jnp.zeros((), jnp.float32))
-        (state, ts, total), _ = jax.lax.scan(body, init, jax.random.split(key_run, num_steps))
+        state, ts, total = run(key, params)
         return total, state, ts
 
-    return jax.jit(rollout)
+    return rollout
 
 
 def alem_total_reward(env_id: str, num_envs: int, num_steps: int, seed: int = 0) -> float:
@@ -108,12 +150,15 @@ class Reference:
         description: one line for the JSON and for listings.
         supports: ``supports(env_id, env) -> None`` if the env is supported, else the reason it is not.
         prepare: ``prepare(env_id, env, N, T) -> rollout``; may do untimed setup (imports, compiling).
+        step: ``step(env_id, env, N) -> StepProgram``, the one step its rollout scans (JAX
+            references only; the HLO proxy compiles it), or None.
     """
 
     name: str
     description: str
     supports: Callable[[str, MultiAgentEnv], str | None]
     prepare: Callable[[str, MultiAgentEnv, int, int], Rollout]
+    step: Callable[[str, MultiAgentEnv, int], StepProgram] | None = None
 
     def run(self, env_id: str, num_envs: int, num_steps: int, reps: int, seed: int = 0) -> list[float]:
         """Seconds of each of ``reps`` rollouts (after one untimed warm-up), reference alone."""

@@ -72,6 +72,26 @@ MATCHED = {
 }
 
 
+#: The hyperparameters of JaxMARL's shipped ``config/ippo_ff_mpe.yaml`` (commit c793d09), for the
+#: alem side of a comparison made without a checkout (the HLO proxy); with one, its file is read.
+SHIPPED_IPPO = {
+    "ENV_NAME": JAXMARL_ENV,
+    "LR": 2.5e-4,
+    "NUM_ENVS": 16,
+    "NUM_STEPS": 128,
+    "UPDATE_EPOCHS": 4,
+    "NUM_MINIBATCHES": 4,
+    "GAMMA": 0.99,
+    "GAE_LAMBDA": 0.95,
+    "CLIP_EPS": 0.2,
+    "ENT_COEF": 0.01,
+    "VF_COEF": 0.5,
+    "MAX_GRAD_NORM": 0.5,
+    "ACTIVATION": "tanh",
+    "ANNEAL_LR": True,
+}
+
+
 def load_jaxmarl_config(script: Path, total_steps: int, seeds: int) -> dict[str, Any]:
     """The baseline's shipped config (``config/ippo_ff_mpe.yaml`` beside the script) for this benchmark."""
     from omegaconf import OmegaConf

@@ -88,6 +88,10 @@ class BatchedAutoReset:
        ended than were served, the next ``K`` fresh resets go to the next ranks
        (``lax.while_loop``).
 
+    With ``resets_per_step == num_envs`` (the default on an accelerator for envs whose reset is
+    cheap, :func:`default_resets_per_step`) there is no loop: every env draws a fresh episode from
+    a key of its own and keeps it where its episode ended (what Pgx's and JaxMARL's auto-resets do).
+
     So every env that ended gets a reset of its own, drawn from a key no other
     env uses: the distribution of start states is exactly that of ``env.reset``,
     no two envs receive the same draw, and the case "more envs ended than
@@ -123,7 +127,7 @@ class BatchedAutoReset:
         if num_envs < 1:
             raise EnvArgumentError(f"BatchedAutoReset: num_envs must be >= 1, got {num_envs}")
         if resets_per_step is None:
-            resets_per_step = default_resets_per_step(num_envs, env.episode_steps_hint)
+            resets_per_step = default_resets_per_step(num_envs, env.episode_steps_hint, env.cheap_reset)
         resets_per_step = int(resets_per_step)
         if not 1 <= resets_per_step <= num_envs:
             raise EnvArgumentError(
@@ -171,9 +175,13 @@ class BatchedAutoReset:
                 f: put(fresh[f], getattr(new_ts, f)) for f in fresh
             }
 
+        pick = lambda old, new: jnp.where(done.reshape((-1,) + (1,) * (old.ndim - 1)), new, old)
         if env.fixed_start:  # one start state for all: compute it once, select it where ended
             new_state, new_ts = env.reset(key_reset, params)
-            pick = lambda old, new: jnp.where(done.reshape((-1,) + (1,) * (old.ndim - 1)), new, old)
+            state, fresh = swap_in(state, fresh, new_state, new_ts, pick)
+        elif k == e:  # a fresh episode for every env, selected where ended: no loop, no scatter
+            keys = jax.random.split(key_reset, e)
+            new_state, new_ts = jax.vmap(env.reset, in_axes=(0, None))(keys, params)
             state, fresh = swap_in(state, fresh, new_state, new_ts, pick)
         else:
             ended = jnp.cumsum(done.astype(jnp.int32))  # ended[i]: envs ended among 0..i
@@ -194,7 +202,9 @@ class BatchedAutoReset:
         return state, ts.replace(**fresh, info={**ts.info, "final_obs": final_obs}), final_state
 
 
-def default_resets_per_step(num_envs: int, episode_steps: float = 8.0) -> int:
+def default_resets_per_step(
+    num_envs: int, episode_steps: float = 8.0, cheap_reset: bool = False, backend: str | None = None
+) -> int:
     """Fresh episodes per round: the expected number of envs ending in a step plus three
     standard deviations, so one round almost always serves them all.
 
@@ -202,7 +212,15 @@ def default_resets_per_step(num_envs: int, episode_steps: float = 8.0) -> int:
     per step; their count is close to binomial. Envs that start together and have a fixed
     length (MPE, pathfinding) all end in the same step: they take several rounds then, the
     same total work as one reset each, and no round at all in the other steps.
+
+    On an accelerator (``backend``, default ``jax.default_backend()``, other than ``"cpu"``) an env
+    with ``cheap_reset`` gets ``num_envs``: every env draws a fresh episode each step and keeps it
+    where its episode ended, with no data-dependent loop (on a GPU every loop iteration waits for
+    its predicate on the host). On CPU the loop serves fewer resets and is faster.
     """
+    backend = jax.default_backend() if backend is None else backend
+    if cheap_reset and backend != "cpu":
+        return int(num_envs)
     rate = 1.0 / max(float(episode_steps), 1.0)
     mean = num_envs * rate
     k = math.ceil(mean + 3.0 * math.sqrt(mean * (1.0 - rate)))

@@ -153,15 +153,15 @@ def avail_action_sampler(env: Any):
     return draw
 
 
-def build_jaxmarl_rollout(
+def jaxmarl_step_program(
     jaxmarl_id: str,
     num_envs: int,
-    num_steps: int,
     legal_moves: bool = False,
     avail_actions: bool = False,
     **kwargs: Any,
-):
-    """Jitted ``run(key) -> (total_reward, final_state, final_obs)`` of ``num_envs`` JaxMARL envs.
+) -> Any:
+    """JaxMARL's step of ``num_envs`` envs as a :class:`~benchmarks.harness.StepProgram`; carry
+    ``(obs, state, total_reward)``.
 
     ``legal_moves=True`` (turn-based games with a no-op for the waiting players, e.g. Hanabi): one
     uniformly random legal move per env from ``env.get_legal_moves`` for the player to move, the
@@ -171,6 +171,8 @@ def build_jaxmarl_rollout(
     import jax
     import jax.numpy as jnp
     import jaxmarl
+
+    from benchmarks.harness import StepProgram
 
     env = jaxmarl.make(jaxmarl_id, **kwargs)
     agents = list(env.agents)
@@ -191,22 +193,32 @@ def build_jaxmarl_rollout(
                 for i, (a, n) in enumerate(zip(agents, sizes, strict=True))
             }
 
-    def run(key):
-        key_reset, key_run = jax.random.split(key)
-        obs, state = reset(jax.random.split(key_reset, num_envs))
+    def init(key):
+        obs, state = reset(jax.random.split(key, num_envs))
+        return obs, state, jnp.zeros((), jnp.float32)
 
-        def body(carry, step_key):
-            obs, state, total = carry
-            key_act, key_env = jax.random.split(step_key)
-            actions = draw(key_act, state)
-            obs, state, reward, _, _ = step(jax.random.split(key_env, num_envs), state, actions)
-            return (obs, state, total + sum(reward[a].sum() for a in agents)), None
+    def body(carry, step_key):
+        obs, state, total = carry
+        key_act, key_env = jax.random.split(step_key)
+        actions = draw(key_act, state)
+        obs, state, reward, _, _ = step(jax.random.split(key_env, num_envs), state, actions)
+        return obs, state, total + sum(reward[a].sum() for a in agents)
 
-        init = (obs, state, jnp.zeros((), jnp.float32))
-        (obs, state, total), _ = jax.lax.scan(body, init, jax.random.split(key_run, num_steps))
+    return StepProgram(init, body)
+
+
+def build_jaxmarl_rollout(jaxmarl_id: str, num_envs: int, num_steps: int, **kwargs: Any):
+    """Jitted ``run(key) -> (total_reward, final_state, final_obs)`` of ``num_envs`` JaxMARL envs for
+    ``num_steps`` steps (:func:`jaxmarl_step_program` in a ``lax.scan``; same keywords)."""
+    from benchmarks.harness import scan_program
+
+    run = scan_program(jaxmarl_step_program(jaxmarl_id, num_envs, **kwargs), num_steps)
+
+    def rollout(key):
+        obs, state, total = run(key)
         return total, state, obs
 
-    return jax.jit(run)
+    return rollout
 
 
 def make_references(bench: Any) -> list:
@@ -235,37 +247,37 @@ def make_references(bench: Any) -> list:
             return "jaxmarl is not installed (pip install jaxmarl==0.2.0)"
         return None
 
-    def prepare(env_id: str, env: Any, num_envs: int, num_steps: int):
-        import jax
-
+    def program(env_id: str, env: Any, num_envs: int):
+        """The JaxMARL counterpart of ``env_id`` (``supports`` said yes) as a step program."""
         if env_id in HANABI:
-            run = build_jaxmarl_rollout("hanabi", num_envs, num_steps, legal_moves=True, **hanabi_kwargs(env))
-            return lambda seed: run(jax.random.key(seed))[0]
+            return jaxmarl_step_program("hanabi", num_envs, legal_moves=True, **hanabi_kwargs(env))
         if env_id in OVERCOOKED:
             from jaxmarl.environments.overcooked import overcooked_layouts
 
             layout = overcooked_layouts[OVERCOOKED[env_id]]
-            run = build_jaxmarl_rollout(
-                "overcooked", num_envs, num_steps, layout=layout, max_steps=int(env.default_params.max_steps)
+            return jaxmarl_step_program(
+                "overcooked", num_envs, layout=layout, max_steps=int(env.default_params.max_steps)
             )
-            return lambda seed: run(jax.random.key(seed))[0]
         if env_id.startswith(SMAX_PREFIX):
-            run = build_jaxmarl_rollout(
+            return jaxmarl_step_program(
                 "HeuristicEnemySMAX",
                 num_envs,
-                num_steps,
                 avail_actions=True,
                 enemy_shoots=env.enemy_shoots,
                 attack_mode=env.attack_mode,
                 **smax_kwargs(env),
             )
-            return lambda seed: run(jax.random.key(seed))[0]
         jaxmarl_id, names = SCENARIOS[env_id]
         kwargs = {}
         if "num_agents" in names:
             kwargs = {"num_agents": env.num_agents, "num_landmarks": env.num_agents}
-        run = build_jaxmarl_rollout(jaxmarl_id, num_envs, num_steps, **kwargs)
-        return lambda seed: run(jax.random.key(seed))[0]
+        return jaxmarl_step_program(jaxmarl_id, num_envs, **kwargs)
+
+    def prepare(env_id: str, env: Any, num_envs: int, num_steps: int):
+        import jax
+
+        run = bench.scan_program(program(env_id, env, num_envs), num_steps)
+        return lambda seed: run(jax.random.key(seed))[-1]
 
     return [
         bench.Reference(
@@ -276,6 +288,7 @@ def make_references(bench: Any) -> list:
             ),
             supports=supports,
             prepare=prepare,
+            step=program,
         )
     ]
 

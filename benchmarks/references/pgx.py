@@ -33,39 +33,50 @@ def pgx_available() -> bool:
     return importlib.util.find_spec("pgx") is not None
 
 
-def build_pgx_rollout(pgx_id: str, num_envs: int, num_steps: int):
-    """Jitted ``run(key) -> (stats, final_state)`` of ``num_envs`` Pgx envs for ``num_steps`` steps.
-
-    ``stats``: ``total_reward`` (every player, env and step) and ``episodes`` (ended games).
-    """
+def pgx_step_program(pgx_id: str, num_envs: int) -> Any:
+    """Pgx's step of ``num_envs`` envs as a :class:`~benchmarks.harness.StepProgram`: random legal
+    actions (alem's sampler, one draw for the batch), ``pgx.experimental.auto_reset``; carry
+    ``(state, total_reward, episodes)`` (``episodes``: games that ended)."""
     import jax
     import jax.numpy as jnp
     import pgx
     from pgx.experimental import auto_reset
 
     from alem.rollout import random_legal_actions
+    from benchmarks.harness import StepProgram
 
     env = pgx.make(pgx_id)
-    init = jax.vmap(env.init)
+    init_batch = jax.vmap(env.init)
     step = jax.vmap(auto_reset(env.step, env.init))
 
-    def run(key):
-        key_reset, key_run = jax.random.split(key)
-        state = init(jax.random.split(key_reset, num_envs))
+    def init(key):
+        return init_batch(jax.random.split(key, num_envs)), jnp.zeros((), jnp.float32), jnp.zeros((), jnp.int32)
 
-        def body(carry, step_key):
-            state, total, episodes = carry
-            key_act, key_env = jax.random.split(step_key)
-            action = random_legal_actions(key_act, state.legal_action_mask)  # [N], one draw for the batch
-            state = step(state, action, jax.random.split(key_env, num_envs))
-            ended = (state.terminated | state.truncated).sum(dtype=jnp.int32)
-            return (state, total + state.rewards.sum(), episodes + ended), None
+    def body(carry, step_key):
+        state, total, episodes = carry
+        key_act, key_env = jax.random.split(step_key)
+        action = random_legal_actions(key_act, state.legal_action_mask)  # [N], one draw for the batch
+        state = step(state, action, jax.random.split(key_env, num_envs))
+        ended = (state.terminated | state.truncated).sum(dtype=jnp.int32)
+        return state, total + state.rewards.sum(), episodes + ended
 
-        init_carry = (state, jnp.zeros((), jnp.float32), jnp.zeros((), jnp.int32))
-        (state, total, episodes), _ = jax.lax.scan(body, init_carry, jax.random.split(key_run, num_steps))
+    return StepProgram(init, body, total_index=1)
+
+
+def build_pgx_rollout(pgx_id: str, num_envs: int, num_steps: int):
+    """Jitted ``run(key) -> (stats, final_state)`` of ``num_envs`` Pgx envs for ``num_steps`` steps.
+
+    ``stats``: ``total_reward`` (every player, env and step) and ``episodes`` (ended games).
+    """
+    from benchmarks.harness import scan_program
+
+    run = scan_program(pgx_step_program(pgx_id, num_envs), num_steps)
+
+    def rollout(key):
+        state, total, episodes = run(key)
         return {"total_reward": total, "episodes": episodes}, state
 
-    return jax.jit(run)
+    return rollout
 
 
 def make_references(bench: Any) -> list:
@@ -99,5 +110,6 @@ def make_references(bench: Any) -> list:
             ),
             supports=supports,
             prepare=prepare,
+            step=lambda env_id, env, num_envs: pgx_step_program(GAMES[env_id], num_envs),
         )
     ]

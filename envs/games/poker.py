@@ -3,7 +3,7 @@
 - :class:`PokerEnv`: the turn-based env skeleton both games share: one player
   to move, terminal utilities as rewards, the ``"lose"`` illegal-action mode,
   information-state observations for every seat, text and RGB rendering.
-- Chance helpers: :func:`deal` (cards from a key, without replacement) and
+- Chance helpers: :func:`deal` (cards from a key, without replacement), :func:`decode_deal` and
   :func:`all_deals` (every ordered deal, for exact tree enumeration).
 - Pot helpers: :func:`split_pot` (showdown / fold payouts) and
   :func:`forfeit_returns` (the ``illegal_action="lose"`` rule).
@@ -42,6 +42,7 @@ __all__ = [
     "TablePolicy",
     "deal",
     "all_deals",
+    "decode_deal",
     "split_pot",
     "forfeit_returns",
     "obs_code",
@@ -60,20 +61,39 @@ class PokerParams(EnvParams):
 
 
 # ---------------------------------------------------------------------------- chance and pots
-_DEAL_TABLE_MAX = 5040  # ordered deals kept as a lookup table (Kuhn up to 5 players, Leduc: 120)
+_DEAL_TABLE_MAX = 5040  # ordered deals drawn by index (Kuhn up to 5 players, Leduc: 120)
 
 
 def deal(key: jax.Array, num_cards: int, num_dealt: int) -> jax.Array:
     """int32 ``[num_dealt]``: distinct cards from ``0 .. num_cards-1``, uniform, in deal order.
 
-    Small games draw one index into the table of every ordered deal (one integer draw
-    and a gather: much cheaper under ``vmap`` than a shuffle, which sorts); larger
-    ones shuffle the deck.
+    Small games draw one index into the list of every ordered deal and decode it
+    (:func:`decode_deal`: one integer draw and a few integer ops, much cheaper under ``vmap``
+    than a shuffle, which sorts); larger ones shuffle the deck.
     """
-    if math.perm(num_cards, num_dealt) <= _DEAL_TABLE_MAX:
-        table = all_deals(num_cards, num_dealt)
-        return jnp.asarray(table)[jax.random.randint(key, (), 0, table.shape[0])]
+    count = math.perm(num_cards, num_dealt)
+    if count <= _DEAL_TABLE_MAX:
+        return decode_deal(jax.random.randint(key, (), 0, count), num_cards, num_dealt)
     return jax.random.permutation(key, num_cards)[:num_dealt].astype(jnp.int32)
+
+
+def decode_deal(index: jax.Array, num_cards: int, num_dealt: int) -> jax.Array:
+    """int32 ``[num_dealt]``: deal number ``index`` of :func:`all_deals` (lexicographic order),
+    computed with integer arithmetic instead of a table lookup (it fuses into the consumer).
+
+    Card ``j`` is the ``d_j``-th smallest card not dealt yet, ``d_j`` the ``j``-th digit of
+    ``index`` in the mixed radix ``(n, n-1, ...)``.
+    """
+    cards: list[jax.Array] = []
+    rest = index.astype(jnp.int32)
+    for j in range(num_dealt):
+        base = math.perm(num_cards - 1 - j, num_dealt - 1 - j)
+        digit, rest = rest // base, rest % base
+        card = digit
+        for _ in cards:  # reaches its fixed point after len(cards) passes
+            card = digit + sum((c <= card).astype(jnp.int32) for c in cards)
+        cards.append(card)
+    return jnp.stack(cards).astype(jnp.int32)
 
 
 @functools.cache
@@ -134,6 +154,7 @@ class PokerEnv(TextHooks, MultiAgentEnv):
     stochastic: ClassVar[bool] = True
     turn_based: ClassVar[bool] = True
     zero_sum: ClassVar[bool] = True
+    cheap_reset: ClassVar[bool] = True  # one draw and a deal table
 
     #: Deck size and number of cards dealt at reset (set by subclasses).
     num_cards: int
@@ -205,23 +226,10 @@ class PokerEnv(TextHooks, MultiAgentEnv):
         )
 
     def reset_env(self, key, params):
-        if math.perm(self.num_cards, self.num_dealt) <= _DEAL_TABLE_MAX:
-            # Same draw as `deal`, but the start state and timestep of every deal are
-            # precomputed: reset is one gather (auto-reset runs it on every vmapped step).
-            states, timesteps = self._start_table
-            i = jax.random.randint(key, (), 0, self.deals().shape[0])
-            return jax.tree.map(lambda x: jnp.asarray(x)[i], (states, timesteps))
+        # The start state is computed from the dealt cards (elementwise work that fuses into the
+        # auto-reset's select), not gathered from a table of start states (a gather per field).
         state = self.initial_state(deal(key, self.num_cards, self.num_dealt))
         return state, self._timestep(state, jnp.zeros((self.num_agents,), jnp.float32))
-
-    @functools.cached_property
-    def _start_table(self) -> tuple[Any, TimeStep]:
-        """Start state and timestep of every ordered deal (host arrays, leading axis = deal)."""
-        with jax.ensure_compile_time_eval():
-            zeros = jnp.zeros((self.num_agents,), jnp.float32)
-            states = jax.vmap(self.initial_state)(jnp.asarray(self.deals()))
-            timesteps = jax.vmap(lambda s: self._timestep(s, zeros))(states)
-            return jax.tree.map(np.asarray, (states, timesteps))
 
     def step_env(self, key, state, actions, params):
         # Chance after the deal is pre-drawn in the state, so the step key is unused.

@@ -69,6 +69,7 @@ class MPEEnv(MultiAgentEnv[MPEState, MPEParams]):
     """
 
     stochastic: ClassVar[bool] = True  # reset draws positions and goals; steps draw nothing
+    cheap_reset: ClassVar[bool] = True  # a few uniform draws and the observation
     version: ClassVar[int] = 0
 
     layout: Layout
