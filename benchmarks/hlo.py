@@ -99,7 +99,9 @@ def hlo_counts(hlo_text: str) -> dict[str, int]:
         op = _OPCODE.match(_skip_shape(inst.group(1).strip()))
         if op:
             current.append((op.group(1), line))
-    fused = {m for ops in computations.values() for op, line in ops if op == "fusion" for m in _CALLS.findall(line)}
+    fused = {
+        m for ops in computations.values() for op, line in ops if op == "fusion" for m in _CALLS.findall(line)
+    }
     # A loop of known trip count (the PRNG's rounds on CPU; one custom-call kernel on a GPU) counts
     # as one kernel: its body and condition are left out of the launch counts.
     fixed_loops = {
@@ -213,9 +215,7 @@ def train_rows(jaxmarl_ippo: Path | None) -> list[dict[str, Any]]:
     learner = make_learner(alem.make(tt.ENV_ID), tt.alem_config(jcfg))
     key = jax.random.key(0)
     base = {"kind": "train update", "env": tt.ENV_ID, "N": jcfg["NUM_ENVS"]}
-    rows = [
-        base | {"side": "alem"} | program_stats(lambda k: learner.run(learner.init(k), 1), (key,), work)
-    ]
+    rows = [base | {"side": "alem"} | program_stats(lambda k: learner.run(learner.init(k), 1), (key,), work)]
     if script is not None:
         train = tt.load_make_train(script)(dict(jcfg))
         rows.append(base | {"side": "jaxmarl"} | program_stats(train, (jax.random.PRNGKey(0),), work))
@@ -298,7 +298,9 @@ def _parser() -> argparse.ArgumentParser:
         default="auto",
         help="auto (pgx for the games, jaxmarl for MPE), none, or a reference name (default: auto)",
     )
-    p.add_argument("--num-envs", type=positive_int, default=4096, metavar="N", help="batch size (default 4096)")
+    p.add_argument(
+        "--num-envs", type=positive_int, default=4096, metavar="N", help="batch size (default 4096)"
+    )
     p.add_argument(
         "--target",
         choices=("gpu", "cpu"),

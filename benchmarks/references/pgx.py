@@ -50,7 +50,11 @@ def pgx_step_program(pgx_id: str, num_envs: int) -> Any:
     step = jax.vmap(auto_reset(env.step, env.init))
 
     def init(key):
-        return init_batch(jax.random.split(key, num_envs)), jnp.zeros((), jnp.float32), jnp.zeros((), jnp.int32)
+        return (
+            init_batch(jax.random.split(key, num_envs)),
+            jnp.zeros((), jnp.float32),
+            jnp.zeros((), jnp.int32),
+        )
 
     def body(carry, step_key):
         state, total, episodes = carry

@@ -96,11 +96,12 @@ class CoinFlipEnv(MultiAgentEnv):
         )
 
 
-@pytest.mark.parametrize("k", [1, 4, 32])
+@pytest.mark.parametrize("k", [1, 4, 32, 64])
 def test_every_ended_env_gets_its_own_fresh_draw(k):
     """Half the batch ends per step on average, far more than K for small K: every env that ended
     must start a new episode (t = 0) from a draw no other env received in that step or before,
-    and the envs that did not end keep their state."""
+    and the envs that did not end keep their state. K = 64 = N is the loop-free path (a fresh
+    episode for every env, kept where one ended)."""
     env = CoinFlipEnv()
     n = 64
     batch = BatchedAutoReset(EpisodeStats(env), n, k)
@@ -113,7 +114,7 @@ def test_every_ended_env_gets_its_own_fresh_draw(k):
         state, ts = step(jax.random.key(t + 1), state, jnp.zeros((n, 1), jnp.int32), None)
         done = np.asarray(ts.done)
         uid, steps = np.asarray(state.env_state.uid), np.asarray(state.env_state.t)
-        assert done.sum() > k or k == 32
+        assert done.sum() > k or k >= 32
         np.testing.assert_array_equal(uid[~done], before[~done])
         np.testing.assert_array_equal(steps[done], 0)
         np.testing.assert_array_equal(np.asarray(ts.obs[:, 0]), uid)  # obs is the fresh episode's
@@ -171,11 +172,12 @@ def _chi2_against_reset(env, pick, k, n=256, steps=40):
         pytest.param("liars_dice-v0", lambda s: s.dice[:, 0], marks=pytest.mark.exhaustive),  # 36 dice pairs
     ],
 )
-def test_start_state_distribution_is_that_of_reset(env_id, pick):
+@pytest.mark.parametrize("k", [8, 256], ids=["rounds", "every_env"])
+def test_start_state_distribution_is_that_of_reset(env_id, pick, k):
     """Chi-square (homogeneity) of the deals handed to ended envs against plain ``reset`` draws;
-    K = 8 for 256 envs, so most steps need more than one round."""
+    K = 8 for 256 envs, so most steps need more than one round; K = 256, the loop-free path."""
     env = alem.make(env_id)
-    count, p = _chi2_against_reset(env, pick, k=8)
+    count, p = _chi2_against_reset(env, pick, k=k)
     assert count > 1000
     assert p > 1e-3, f"{env_id}: reset distribution differs from env.reset (p = {p:.2g})"
 
@@ -249,3 +251,24 @@ def test_default_round_covers_the_usual_number_of_ended_envs(env_id, num_envs):
     mean, sd = num_envs * rate, np.sqrt(num_envs * rate * (1 - rate))
     assert mean + 2.5 * sd <= k <= min(num_envs, 1.5 * mean + 4 * sd + 1)
     assert BatchedAutoReset(alem.make("prisoners_dilemma-v0"), 64).resets_per_step == 64
+
+
+@pytest.mark.parametrize("env_id", ["kuhn_poker-v0", "leduc_holdem-v0", "mpe/simple_spread-v0"])
+def test_cheap_resets_take_the_loop_free_path_on_accelerators_only(env_id):
+    """On a GPU/TPU an env with ``cheap_reset`` gets K = N (no data-dependent loop); on CPU the
+    served rounds stay (fewer resets); an env without it keeps the rounds everywhere."""
+    from alem.wrappers.autoreset import default_resets_per_step
+
+    env = alem.make(env_id)
+    assert env.cheap_reset
+    hint = env.episode_steps_hint
+    assert default_resets_per_step(4096, hint, True, backend="gpu") == 4096
+    assert default_resets_per_step(4096, hint, True, backend="tpu") == 4096
+    assert default_resets_per_step(4096, hint, True, backend="cpu") == default_resets_per_step(4096, hint)
+    assert default_resets_per_step(4096, hint, True, backend="cpu") < 4096
+    pathfinding = alem.make("pathfinding-v0")
+    assert not pathfinding.cheap_reset
+    assert default_resets_per_step(4096, pathfinding.episode_steps_hint, False, backend="gpu") < 4096
+    # The env's own flag reaches BatchedAutoReset through wrappers (this process runs on CPU).
+    assert EpisodeStats(env).cheap_reset
+    assert BatchedAutoReset(EpisodeStats(env), 4096).resets_per_step == default_resets_per_step(4096, hint)
