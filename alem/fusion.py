@@ -16,6 +16,8 @@ from typing import TypeVar
 import jax
 import jax.numpy as jnp
 
+from alem.backend import target_backend
+
 __all__ = ["fusion_boundary"]
 
 T = TypeVar("T")
@@ -30,5 +32,10 @@ def fusion_boundary(tree: T, keep: jax.Array) -> T:
     returns zeros rather than ``tree`` because XLA also removes a conditional whose branches are
     identical. Under a ``vmap`` that batches ``keep`` the conditional becomes a select: same
     result, no boundary.
+
+    Only for CPU (:func:`~alem.backend.target_backend`): on a GPU or TPU a conditional waits for its
+    predicate on the host, and their fusion heuristics differ, so ``tree`` is returned as it is.
     """
+    if target_backend() != "cpu":
+        return tree
     return jax.lax.cond(keep, lambda t: t, lambda t: jax.tree.map(jnp.zeros_like, t), tree)

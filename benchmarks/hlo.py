@@ -57,6 +57,18 @@ DEFAULT_ENVS = {
     "mpe/simple_tag-v0": "jaxmarl",
 }
 
+#: Other ids with a JAX reference (``--reference auto``): JaxMARL's Hanabi, Overcooked and SMAX.
+def auto_reference(env_id: str) -> str | None:
+    """The JAX reference ``--reference auto`` measures ``env_id`` against (None: alem alone)."""
+    if env_id in DEFAULT_ENVS:
+        return DEFAULT_ENVS[env_id]
+    from benchmarks.references import jaxmarl
+
+    if env_id in jaxmarl.HANABI or env_id in jaxmarl.OVERCOOKED or env_id.startswith(jaxmarl.SMAX_PREFIX):
+        return "jaxmarl"
+    return None
+
+
 #: HLO opcodes counted one by one (inside fusions too: a fused gather is still a gather).
 COUNTED_OPS = ("while", "conditional", "gather", "scatter", "sort", "custom-call")
 #: Top-level opcodes that launch nothing.
@@ -177,15 +189,13 @@ def env_rows(env_id: str, reference: str | None, num_envs: int, target: str = "g
     """One row for alem's step and one for the reference's (``None``: alem only). ``target``: the
     backend whose defaults alem's auto-reset takes (:func:`~alem.wrappers.autoreset.default_resets_per_step`)."""
     import alem
-    from alem.wrappers.autoreset import default_resets_per_step
+    from alem.backend import compiling_for
     from benchmarks.harness import alem_step_program, references
 
     env = alem.make(env_id)
-    k = default_resets_per_step(num_envs, env.episode_steps_hint, env.cheap_reset, backend=target)
-    rows = [
-        {"kind": "env step", "env": env_id, "side": "alem", "N": num_envs}
-        | _step_stats(alem_step_program(env, num_envs, k), num_envs)
-    ]
+    with compiling_for(target):
+        alem_stats = _step_stats(alem_step_program(env, num_envs), num_envs)
+    rows = [{"kind": "env step", "env": env_id, "side": "alem", "N": num_envs} | alem_stats]
     if reference is not None:
         ref = references()[reference]
         program = ref.step(env_id, env, num_envs)
@@ -269,7 +279,7 @@ def _plan(env_ids: Sequence[str], reference: str) -> list[tuple[str, str | None]
             env = alem.make(env_id)
         except AlemError as e:
             _refuse(f"--env {env_id}: {str(e).splitlines()[0]}")
-        ref = DEFAULT_ENVS.get(env_id) if reference == "auto" else reference
+        ref = auto_reference(env_id) if reference == "auto" else reference
         if ref in (None, "none"):
             plan.append((env_id, None))
             continue
@@ -296,7 +306,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--reference",
         default="auto",
-        help="auto (pgx for the games, jaxmarl for MPE), none, or a reference name (default: auto)",
+        help="auto (pgx for its four games, jaxmarl for MPE, Hanabi, Overcooked, SMAX), none, or a "
+        "reference name (default: auto)",
     )
     p.add_argument(
         "--num-envs", type=positive_int, default=4096, metavar="N", help="batch size (default 4096)"

@@ -46,3 +46,18 @@ def test_an_unbatched_runtime_predicate_stays_a_conditional_under_vmap():
     assert "conditional(" in compiled.as_text()
     out = compiled(xs, jnp.int32(7))
     assert np.array_equal(out, 4 + np.arange(5) + np.zeros((8, 4, 1), np.int32))
+
+
+def test_no_conditional_when_compiling_for_an_accelerator():
+    """On a GPU a conditional waits for its predicate on the host: the boundary is CPU-only, and a
+    program traced for a GPU (alem.backend.compiling_for) has none, with the same values."""
+    from alem.backend import compiling_for
+
+    def f(x, limit):
+        return fusion_boundary(x * 3 + 1, limit > 0)[:, None] + jnp.arange(5)
+
+    xs = jnp.ones((8, 4), jnp.int32)
+    with compiling_for("gpu"):
+        compiled = jax.jit(jax.vmap(f, in_axes=(0, None))).lower(xs, jnp.int32(7)).compile()
+    assert "conditional(" not in compiled.as_text()
+    assert np.array_equal(compiled(xs, jnp.int32(7)), 4 + np.arange(5) + np.zeros((8, 4, 1), np.int32))

@@ -8,6 +8,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from alem.backend import target_backend
 from alem.core import MultiAgentEnv, TimeStep
 from alem.errors import EnvArgumentError
 from alem.wrappers.base import Wrapper
@@ -213,12 +214,12 @@ def default_resets_per_step(
     length (MPE, pathfinding) all end in the same step: they take several rounds then, the
     same total work as one reset each, and no round at all in the other steps.
 
-    On an accelerator (``backend``, default ``jax.default_backend()``, other than ``"cpu"``) an env
+    On an accelerator (``backend``, default :func:`~alem.backend.target_backend`, other than ``"cpu"``) an env
     with ``cheap_reset`` gets ``num_envs``: every env draws a fresh episode each step and keeps it
     where its episode ended, with no data-dependent loop (on a GPU every loop iteration waits for
     its predicate on the host). On CPU the loop serves fewer resets and is faster.
     """
-    backend = jax.default_backend() if backend is None else backend
+    backend = target_backend() if backend is None else backend
     if cheap_reset and backend != "cpu":
         return int(num_envs)
     rate = 1.0 / max(float(episode_steps), 1.0)

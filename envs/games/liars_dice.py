@@ -110,6 +110,7 @@ class LiarsDice(TextHooks, MultiAgentEnv[LiarsDiceState, LiarsDiceParams]):
     stochastic: ClassVar[bool] = True
     turn_based: ClassVar[bool] = True
     zero_sum: ClassVar[bool] = True
+    cheap_reset: ClassVar[bool] = True  # a roll of a few dice (sorted per player)
 
     @property
     def episode_steps_hint(self) -> float:
