@@ -8,7 +8,9 @@ A *kind* says which benchmark CLI runs the comparison and how its JSON becomes t
 - ``python_ref``: a Python-loop reference (cost linear in N), interleaved with alem at ``ref_n``
   only, then alem alone at ``ns`` (compared with the reference's rate at ``ref_n``);
 - ``pogema``: :mod:`benchmarks.references.pogema` (alem pathfinding vs POGEMA);
-- ``train``: :mod:`benchmarks.train_throughput` (IPPO, alem vs JaxMARL's script).
+- ``train``: :mod:`benchmarks.train_throughput` (IPPO or PQN-VDN, alem vs JaxMARL's script);
+- ``hlo``: :mod:`benchmarks.hlo`, the compiled programs' counts on this machine's backend (its JSON
+  only: no table rows).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Job", "Spec", "TABLES", "TARGETS", "jobs_for"]
+__all__ = ["Job", "Spec", "TABLES", "TARGETS", "GPU_TARGETS", "jobs_for"]
 
 #: The targets of the hot-loop issue: (family, reference) -> minimum ratio alem / reference.
 TARGETS = {
@@ -30,6 +32,13 @@ TARGETS = {
     ("pathfinding-generated", "pogema"): 10.0,
     ("train", "jaxmarl"): 1.3,
     ("smax", "jaxmarl"): 1.5,
+}
+
+#: The GPU issue's targets (``--device gpu``): alem >= 1.5x the reference at every N.
+GPU_TARGETS = {
+    ("games", "pgx"): 1.5,
+    ("mpe", "jaxmarl"): 1.5,
+    ("train", "jaxmarl"): 1.5,
 }
 
 #: reference -> (module to find, what to pip install) for the "not installed" reasons.
@@ -60,7 +69,7 @@ class Spec:
     """One row of a job table. ``reps``: a count, ``"R"`` (``--reps``) or ``"R/2"`` (half of it, at
     least 3); ``name`` defaults to ``<family>-<env>-<reference>``."""
 
-    kind: str  # throughput | python_ref | pogema
+    kind: str  # throughput | python_ref | pogema | hlo
     family: str
     env_id: str
     reference: str
@@ -80,6 +89,7 @@ def _short(env_id: str) -> str:
 
 GAMES = ("tic_tac_toe-v0", "connect_four-v0", "kuhn_poker-v0", "leduc_holdem-v0")
 BIG = (65536, 1 << 20)
+GPU_NS = (4096, *BIG)  # the GPU issue's sizes: 4,096 is where a step is bound by launches and syncs
 SMAX_IDS = ("smax_2s3z-v0", "smax_smacv2_10_units-v0")
 
 #: mode -> the comparisons of a run in that mode, in order.
@@ -92,21 +102,39 @@ TABLES: dict[str, list[Spec]] = {
         Spec("python_ref", "lbf", "lbf-v0", "lbforaging", (16,), 8, 1, ref_n=2),
         Spec("pogema", "pathfinding-pool", "", "pogema", (4,), 8, 1, map_pool=4, quick=True),
     ],
+    # In priority order: jobs that would start after the run's budget are skipped. The training
+    # comparisons (given their JaxMARL scripts) come after the MPE rows (jobs_for).
     "gpu": [
-        *(Spec("throughput", "games", e, "pgx", BIG, 32, 3, timeout_s=150) for e in GAMES),
-        Spec(
-            "throughput", "games", "liars_dice-v0", "none", BIG, 32, 3, timeout_s=100, name="games-liars_dice"
+        Spec("hlo", "hlo", "", "auto", (4096,), 1, 1, timeout_s=120, name="hlo-gpu"),
+        *(Spec("throughput", "games", e, "pgx", GPU_NS, 32, 3, timeout_s=120) for e in GAMES),
+        *(
+            Spec("throughput", "mpe", e, "jaxmarl", GPU_NS, 32, 3, timeout_s=120)
+            for e in ("mpe/simple_spread-v0", "mpe/simple_tag-v0")
         ),
-        Spec("throughput", "mpe", "mpe/simple_spread-v0", "jaxmarl", BIG, 32, 3, timeout_s=150),
+        Spec(
+            "throughput",
+            "overcooked",
+            "overcooked_cramped_room-v0",
+            "jaxmarl",
+            GPU_NS[:2],
+            32,
+            3,
+            timeout_s=90,
+        ),
+        Spec("throughput", "smax", "smax_2s3z-v0", "jaxmarl", GPU_NS[:2], 32, 3, timeout_s=90),
+        Spec("throughput", "hanabi", "hanabi-v0", "jaxmarl", GPU_NS[:2], 32, 3, timeout_s=90),
+        Spec(
+            "throughput", "games", "liars_dice-v0", "none", BIG, 32, 3, timeout_s=60, name="games-liars_dice"
+        ),
         Spec(
             "throughput",
             "pathfinding",
             "pathfinding-v0",
             "none",
-            BIG,
+            BIG[:1],
             32,
             3,
-            timeout_s=150,
+            timeout_s=60,
             name="pathfinding-default",
         ),
     ],
@@ -190,21 +218,27 @@ def _pogema_rows(family: str) -> Callable:
 
 
 def _train_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """On a GPU the ratio is of wall time (the device does the work); on CPU of env steps per
+    CPU-second, the steadier measure on a shared machine."""
+    gpu = doc.get("machine", {}).get("jax_backend") == "gpu"
+    rate, ratio = ("steps_per_s", doc["ratio"]) if gpu else ("steps_per_cpu_s", doc["ratio_cpu"])
+    late = doc["late_return_per_agent"]
+    unit = "env-steps/s (wall)" if gpu else "env-steps per CPU-second"
+    other = f"CPU-second ratio {doc['ratio_cpu']:.2f}" if gpu else f"wall ratio {doc['ratio']:.2f}"
     return [
         {
             "family": "train",
-            "env": f"IPPO on {doc['env']['alem']}",
+            "env": f"{doc.get('algo', 'ippo').upper().replace('_', '-')} on {doc['env']['alem']}",
             "N": doc["num_envs"],
-            "alem": doc["alem"]["steps_per_cpu_s"],
+            "alem": doc["alem"][rate],
             "alem_compile_s": doc["alem"]["compile_s"],
             "reference": "jaxmarl",
-            "ref": doc["jaxmarl"]["steps_per_cpu_s"],
+            "ref": doc["jaxmarl"][rate],
             "ref_first_call_s": doc["jaxmarl"]["compile_s"],
-            "ratio": doc["ratio_cpu"],
+            "ratio": ratio,
             "note": (
-                f"env-steps per CPU-second, {doc['seeds']} seeds x {doc['env_steps_per_seed']} steps; "
-                f"wall ratio {doc['ratio']:.2f}; late return/agent alem "
-                f"{doc['late_return_per_agent']['alem']:.2f}, JaxMARL {doc['late_return_per_agent']['jaxmarl']:.2f}"
+                f"{unit}, {doc['seeds']} seeds x {doc['env_steps_per_seed']} steps; {other}; late return/agent "
+                f"alem {late['alem']:.2f}, JaxMARL {late['jaxmarl']:.2f}"
             ),
         }
     ]
@@ -245,6 +279,10 @@ def _job(spec: Spec, reps: int) -> Job:
         argv = ["-m", "benchmarks.run_all", "--_python-ref", spec.env_id, spec.reference, str(spec.ref_n)]
         argv += [",".join(ns), str(spec.steps), r, "{out}"]
         rows = _throughput_rows(spec.family, spec.reference)
+    elif spec.kind == "hlo":  # the proxy's counts, compiled by this machine's backend (no table rows)
+        argv = ["-m", "benchmarks.hlo", "--env", *GAMES, "mpe/simple_spread-v0", "mpe/simple_tag-v0"]
+        argv += ["--num-envs", *ns, "--out", "{out}"]
+        rows = lambda doc: []
     elif spec.kind == "pogema":
         q = spec.quick
         argv = [
@@ -262,7 +300,10 @@ def _job(spec: Spec, reps: int) -> Job:
         rows = _pogema_rows(spec.family)
     else:
         raise ValueError(f"unknown job kind {spec.kind!r}")
-    skip = None if spec.kind == "pogema" and spec.quick else _missing(spec.reference)
+    if spec.kind == "hlo":  # its references: pgx for the games, jaxmarl for MPE
+        skip = _missing("pgx") or _missing("jaxmarl")
+    else:
+        skip = None if spec.kind == "pogema" and spec.quick else _missing(spec.reference)
     timeout = 1800.0 if spec.kind == "pogema" else spec.timeout_s
     return Job(name, spec.family, spec.reference, argv, rows, skip, timeout)
 
@@ -272,15 +313,27 @@ def jobs_for(args: argparse.Namespace) -> list[Job]:
     plus the IPPO training comparison (full CPU table, or wherever ``--jaxmarl-ippo`` is given)."""
     mode = "quick" if args.quick else args.device
     jobs = [_job(spec, args.reps) for spec in TABLES[mode]]
-    if args.jaxmarl_ippo or mode == "cpu":
-        script = args.jaxmarl_ippo
-        skip = _missing("jaxmarl") or (
-            None if script else "no JaxMARL checkout: pass --jaxmarl-ippo baselines/IPPO/ippo_ff_mpe.py"
-        )
-        argv = ["-m", "benchmarks.train_throughput", "--jaxmarl-ippo", str(script)]
-        argv += ["--total-steps", "20480" if args.quick else "61440", "--seeds", "2"]
-        argv += ["--reps", str(1 if args.quick else args.reps), "--timeout", "600", "--out", "{out}"]
-        jobs.append(Job("train-ippo-jaxmarl", "train", "jaxmarl", argv, _train_rows, skip, 3600.0))
+    gpu = mode == "gpu"
+    train = []
+    pqn_vdn = getattr(args, "jaxmarl_pqn_vdn", None)
+    for algo, script, hint in (
+        ("ippo", args.jaxmarl_ippo, "--jaxmarl-ippo baselines/IPPO/ippo_ff_mpe.py"),
+        ("pqn_vdn", pqn_vdn, "--jaxmarl-pqn-vdn baselines/QLearning/pqn_vdn_ff.py"),
+    ):
+        if not (script or (mode == "cpu" and algo == "ippo") or gpu):
+            continue
+        skip = _missing("jaxmarl") or (None if script else f"no JaxMARL checkout: pass {hint}")
+        argv = ["-m", "benchmarks.train_throughput", "--algo", algo, "--jaxmarl-script", str(script)]
+        # GPU: the baselines' own batch sizes, long enough runs that the step dominates compile.
+        steps = "20480" if args.quick else ("1228800" if gpu else "61440")
+        argv += ["--total-steps", steps, "--seeds", "2"]
+        reps = 1 if args.quick else (3 if gpu else args.reps)
+        argv += ["--reps", str(reps), "--timeout", "240" if gpu else "600", "--out", "{out}"]
+        timeout = 240.0 if gpu else 3600.0
+        train.append(Job(f"train-{algo}-jaxmarl", "train", "jaxmarl", argv, _train_rows, skip, timeout))
+    # GPU: the training rows right after the MPE rows (within the budget); elsewhere at the end.
+    at = next((i for i, j in enumerate(jobs) if gpu and j.family not in ("hlo", "games", "mpe")), len(jobs))
+    jobs[at:at] = train
     if args.only:
         jobs = [j for j in jobs if j.family.split("-")[0] in args.only]
     return jobs

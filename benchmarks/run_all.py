@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.harness import machine
-from benchmarks.jobs import TARGETS, Job, jobs_for
+from benchmarks.jobs import GPU_TARGETS, TARGETS, Job, jobs_for
 
 HERE = Path(__file__).resolve().parent
 
@@ -68,7 +68,9 @@ def _run_group(argv: list[str], limit: float) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 
-def run_job(job: Job, folder: Path, deadline: float | None = None) -> dict[str, Any]:
+def run_job(
+    job: Job, folder: Path, deadline: float | None = None, targets: dict[tuple[str, str], float] = TARGETS
+) -> dict[str, Any]:
     """Run one job in a subprocess; never raises, never waits past its time limit."""
     out = folder / f"{job.name}.json"
     record: dict[str, Any] = {"name": job.name, "family": job.family, "reference": job.reference}
@@ -108,7 +110,7 @@ def run_job(job: Job, folder: Path, deadline: float | None = None) -> dict[str, 
     for row in rows:
         # The targets are set for full-size batches (N >= 1024); smoke runs and small N have none.
         target = (
-            TARGETS.get((row["family"], row["reference"]))
+            targets.get((row["family"], row["reference"]))
             if row["N"] >= 1024 or row["family"] == "train"
             else None
         )
@@ -179,8 +181,15 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         "--device", choices=["cpu", "gpu"], default="cpu", help="gpu: the large-N script (< 8 min)"
     )
     p.add_argument("--reps", type=int, default=5, help="alternating repetitions per comparison (default 5)")
-    p.add_argument("--only", nargs="+", choices=["games", "mpe", "lbf", "pathfinding", "train"])
+    p.add_argument(
+        "--only",
+        nargs="+",
+        choices=["hlo", "games", "mpe", "lbf", "pathfinding", "train", "overcooked", "smax", "hanabi"],
+    )
     p.add_argument("--jaxmarl-ippo", type=Path, help="baselines/IPPO/ippo_ff_mpe.py of a JaxMARL checkout")
+    p.add_argument(
+        "--jaxmarl-pqn-vdn", type=Path, help="baselines/QLearning/pqn_vdn_ff.py of a JaxMARL checkout"
+    )
     p.add_argument("--out-dir", type=Path, help="default: benchmarks/results/run_all-<UTC date and time>")
     p.add_argument("--budget-s", type=float, help="stop starting jobs after this many seconds (gpu: 450)")
     args = p.parse_args(argv)
@@ -210,7 +219,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     result: dict[str, Any] = {"benchmark": "run_all", "mode": mode, "load_before": _load(), "jobs": []}
     for job in jobs_for(args):
         print(f"[run_all] {job.name} ...", file=sys.stderr, flush=True)
-        rec = run_job(job, jobs_dir, deadline)
+        rec = run_job(job, jobs_dir, deadline, GPU_TARGETS if args.device == "gpu" else TARGETS)
         print(f"[run_all] {job.name}: {rec['status']} {rec.get('reason', '')}", file=sys.stderr, flush=True)
         result["jobs"].append(rec)
     result["load_after"] = _load()

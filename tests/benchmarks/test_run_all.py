@@ -114,16 +114,53 @@ def test_a_job_past_its_time_limit_is_stopped_and_reported(tmp_path):
     assert rec["status"] == "error" and "boom" in rec["reason"]
 
 
-def test_gpu_script_measures_65536_and_a_million_envs_per_family():
+def test_gpu_script_measures_the_issues_sizes_and_the_training_comparisons_in_its_budget():
+    """The GPU issue's sizes (4,096, 65,536 and a million envs for the Pgx games and MPE), the
+    other families at least at 65,536, the proxy, and both training comparisons (skipped with the
+    flag to pass when no JaxMARL checkout is given) before the optional families."""
     ra = _module()
     args = argparse.Namespace(quick=False, device="gpu", reps=5, only=None, jaxmarl_ippo=None)
     jobs = ra.jobs_for(args)
     sizes = {}
     for job in jobs:
+        if "--num-envs" not in job.argv:
+            continue
         i = job.argv.index("--num-envs")
-        sizes.setdefault(job.family, set()).update(int(x) for x in job.argv[i + 1 : i + 3])
-    for family in ("games", "mpe", "pathfinding"):
-        assert sizes[family] >= {65536, 1 << 20}, family
+        ns = [int(x) for x in job.argv[i + 1 :] if x.isdigit()][:3]
+        sizes.setdefault(job.family, set()).update(ns)
+    for family in ("games", "mpe"):
+        assert sizes[family] >= {4096, 65536, 1 << 20}, family
+    for family in ("pathfinding", "overcooked", "smax", "hanabi"):
+        assert 65536 in sizes[family], family
+    names = [j.name for j in jobs]
+    assert names[0] == "hlo-gpu"
+    train = [j for j in jobs if j.family == "train"]
+    assert [j.name for j in train] == ["train-ippo-jaxmarl", "train-pqn_vdn-jaxmarl"]
+    assert "--jaxmarl-ippo" in train[0].skip and "--jaxmarl-pqn-vdn" in train[1].skip
+    assert names.index("train-ippo-jaxmarl") < names.index("overcooked-overcooked_cramped_room-jaxmarl")
+    assert sum(j.timeout_s for j in jobs if j.family in ("hlo", "games", "mpe")) < 1000
+
+
+def test_gpu_training_rows_compare_wall_time():
+    """On a GPU the device does the work: the training ratio is of wall time, not CPU-seconds."""
+    from benchmarks.jobs import _train_rows
+
+    doc = {
+        "algo": "pqn_vdn",
+        "env": {"alem": "mpe/simple_spread-v0"},
+        "num_envs": 128,
+        "seeds": 2,
+        "env_steps_per_seed": 100,
+        "ratio": 2.0,
+        "ratio_cpu": 0.5,
+        "late_return_per_agent": {"alem": -20.0, "jaxmarl": -21.0},
+        "alem": {"steps_per_s": 4.0, "steps_per_cpu_s": 1.0, "compile_s": 1.0},
+        "jaxmarl": {"steps_per_s": 2.0, "steps_per_cpu_s": 2.0, "compile_s": 1.0},
+    }
+    [gpu] = _train_rows({**doc, "machine": {"jax_backend": "gpu"}})
+    [cpu] = _train_rows({**doc, "machine": {"jax_backend": "cpu"}})
+    assert (gpu["ratio"], gpu["alem"], gpu["env"]) == (2.0, 4.0, "PQN-VDN on mpe/simple_spread-v0")
+    assert (cpu["ratio"], cpu["alem"]) == (0.5, 1.0)
 
 
 def test_no_job_runs_past_the_runs_budget(tmp_path, monkeypatch):
