@@ -217,12 +217,15 @@ def default_resets_per_step(
     On an accelerator (``backend``, default :func:`~alem.backend.target_backend`, other than ``"cpu"``) an env
     with ``cheap_reset`` gets ``num_envs``: every env draws a fresh episode each step and keeps it
     where its episode ended, with no data-dependent loop (on a GPU every loop iteration waits for
-    its predicate on the host). On CPU the loop serves fewer resets and is faster.
+    its predicate on the host). On CPU the loop serves fewer resets and is faster, except for very
+    short episodes in large batches: with 40% or more of the envs ending each step and 8,192 envs
+    or more, Kuhn poker (episodes of 2.25 steps) ran 1.2x faster without the loop at 16,384 envs
+    and 1.15x slower at 4,096 (2-core x86 CPU, 2026-12-06).
     """
     backend = target_backend() if backend is None else backend
-    if cheap_reset and backend != "cpu":
-        return int(num_envs)
     rate = 1.0 / max(float(episode_steps), 1.0)
+    if cheap_reset and (backend != "cpu" or (rate >= 0.4 and num_envs >= 8192)):
+        return int(num_envs)
     mean = num_envs * rate
     k = math.ceil(mean + 3.0 * math.sqrt(mean * (1.0 - rate)))
     return int(min(num_envs, max(1, k)))
