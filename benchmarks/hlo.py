@@ -206,10 +206,10 @@ def env_rows(env_id: str, reference: str | None, num_envs: int, target: str = "g
     return rows
 
 
-def train_rows(jaxmarl_ippo: Path | None) -> list[dict[str, Any]]:
+def train_rows(jaxmarl_ippo: Path | None, target: str = "gpu") -> list[dict[str, Any]]:
     """One IPPO training update on MPE simple_spread at JaxMARL's shipped hyperparameters, as a
     whole training program of one update (init included) on each side: alem, and JaxMARL's
-    ``ippo_ff_mpe.py`` when its path is given."""
+    ``ippo_ff_mpe.py`` when its path is given. ``target``: as in :func:`env_rows`."""
     from benchmarks import train_throughput as tt
 
     script = jaxmarl_ippo
@@ -221,11 +221,14 @@ def train_rows(jaxmarl_ippo: Path | None) -> list[dict[str, Any]]:
     work = jcfg["TOTAL_TIMESTEPS"]
     import alem
     from alem.algos import make_learner
+    from alem.backend import compiling_for
 
-    learner = make_learner(alem.make(tt.ENV_ID), tt.alem_config(jcfg))
     key = jax.random.key(0)
     base = {"kind": "train update", "env": tt.ENV_ID, "N": jcfg["NUM_ENVS"]}
-    rows = [base | {"side": "alem"} | program_stats(lambda k: learner.run(learner.init(k), 1), (key,), work)]
+    with compiling_for(target):  # the learner sizes its auto-reset when it is made
+        learner = make_learner(alem.make(tt.ENV_ID), tt.alem_config(jcfg))
+        alem_stats = program_stats(lambda k: learner.run(learner.init(k), 1), (key,), work)
+    rows = [base | {"side": "alem"} | alem_stats]
     if script is not None:
         train = tt.load_make_train(script)(dict(jcfg))
         rows.append(base | {"side": "jaxmarl"} | program_stats(train, (jax.random.PRNGKey(0),), work))
@@ -338,7 +341,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
 
     rows = [row for env_id, ref in plan for row in env_rows(env_id, ref, args.num_envs, args.target)]
     if args.train:
-        rows += train_rows(args.jaxmarl_ippo)
+        rows += train_rows(args.jaxmarl_ippo, args.target)
     doc = {"benchmark": "hlo", **machine(), "target": args.target, "rows": rows, "columns": list(COLUMNS)}
     print(table(rows))
     if args.out is not None:
