@@ -57,9 +57,10 @@ DEFAULT_ENVS = {
     "mpe/simple_tag-v0": "jaxmarl",
 }
 
-#: Other ids with a JAX reference (``--reference auto``): JaxMARL's Hanabi, Overcooked and SMAX.
+
 def auto_reference(env_id: str) -> str | None:
-    """The JAX reference ``--reference auto`` measures ``env_id`` against (None: alem alone)."""
+    """The JAX reference ``--reference auto`` measures ``env_id`` against (None: alem alone):
+    :data:`DEFAULT_ENVS`, and JaxMARL for its Hanabi, Overcooked and SMAX."""
     if env_id in DEFAULT_ENVS:
         return DEFAULT_ENVS[env_id]
     from benchmarks.references import jaxmarl
