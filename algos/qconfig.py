@@ -63,7 +63,9 @@ class QConfig(RunConfig):
     # replay learners
     buffer_size: int = 5000  # steps kept per env (num_envs rows)
     batch_size: int = 128  # sampled windows per gradient step
-    sequence_length: int = 2  # steps per sampled window (2: one-step transitions; GRU: e.g. 20)
+    # steps per sampled window (2: one-step transitions; GRU: e.g. 20). 0: derived from the env by
+    # make_q_learner: 2, or num_agents + 1 in turn-based envs (an agent's next turn in the window)
+    sequence_length: int = 0
     burn_in: int = 0  # leading steps of a window that only warm up the GRU (not trained on)
     learning_starts: int = 1000  # env steps per env before the first gradient step
     train_steps: int = 4  # gradient steps per update
@@ -132,26 +134,30 @@ class QConfig(RunConfig):
             raise LearnerConfigError(f"algo.hidden must list layer widths >= 1, got {list(self.hidden)!r}")
         if self.recurrent < 0:
             raise LearnerConfigError(f"algo.recurrent must be >= 0 (GRU width), got {self.recurrent}")
-        require_positive_int(self.sequence_length, "algo.sequence_length", error=LearnerConfigError)
-        if self.sequence_length < 2:
+        if isinstance(self.sequence_length, bool) or not isinstance(self.sequence_length, int):
+            raise LearnerConfigError(
+                f"algo.sequence_length must be an integer (0: derived from the env), got {self.sequence_length!r}"
+            )
+        if self.sequence_length == 1 or self.sequence_length < 0:
             raise LearnerConfigError(
                 f"algo.sequence_length={self.sequence_length}: a replayed window needs a step and its "
-                "successor (>= 2)"
+                "successor (>= 2; 0 derives it from the env)"
             )
-        if not 0 <= self.burn_in <= self.sequence_length - 2:
+        window = max(self.sequence_length, 2)  # the least a derived window can be
+        if not 0 <= self.burn_in <= window - 2 or (self.burn_in and not self.sequence_length):
             raise LearnerConfigError(
-                f"algo.burn_in={self.burn_in} must be in [0, sequence_length - 2 = {self.sequence_length - 2}] "
-                "(at least one trained step per window)"
+                f"algo.burn_in={self.burn_in} must be in [0, sequence_length - 2 = {window - 2}] "
+                "(at least one trained step per window; set algo.sequence_length with a burn-in)"
             )
-        if self.replay and self.recurrent and self.sequence_length == 2:
+        if self.replay and self.recurrent and window == 2:
             raise LearnerConfigError(
                 f"algo.recurrent={self.recurrent} with replay: a window of 2 steps gives the GRU no "
                 "history; set algo.sequence_length (e.g. 20) and algo.burn_in (e.g. 4)"
             )
-        if self.buffer_size < self.sequence_length:
+        if self.buffer_size < window:
             raise LearnerConfigError(
                 f"algo.buffer_size={self.buffer_size} is shorter than one window "
-                f"(algo.sequence_length={self.sequence_length})"
+                f"(algo.sequence_length={window})"
             )
         if self.mixer == "qmix" and not self.replay:
             raise LearnerConfigError("algo.mixer=qmix needs algo.replay=true (the qmix preset)")

@@ -444,6 +444,9 @@ def make_q_learner(env: MultiAgentEnv, cfg: QConfig) -> QLearner:
             f"{cfg.name} learns a team value from a shared reward; {env.id} does not fit: {why}; "
             "use an independent learner (pqn, iql)"
         )
+    if cfg.sequence_length == 0:  # derived: the shortest window that holds an agent's next turn
+        derived = env.num_agents + 1 if cfg.replay and env.turn_based else 2
+        cfg = dataclasses.replace(cfg, sequence_length=derived)
     if cfg.replay and env.turn_based and cfg.sequence_length < env.num_agents + 1:
         raise LearnerConfigError(
             f"{cfg.name} on the turn-based {env.id}: an agent's target needs its next turn inside the "

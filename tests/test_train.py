@@ -596,3 +596,37 @@ def test_value_based_presets_train_resume_and_write_what_ppo_writes(name, ppo_ru
     assert probs.tolist()[1] == [0.0, 1.0]  # the only legal move
     assert probs[0].argmax() == int(np.asarray(q)[0, 0, 0].argmax()) and probs.sum() == 2.0
     assert player.describe() == {"algo": name, "greedy": True}
+
+
+#: The refusals a preset may give on an env it does not fit (each names why, before anything runs).
+NOT_A_FIT = (
+    "does not fit",  # team-value learners off cooperative envs; league self-play off 2-player zero-sum games
+    "nothing to learn",  # a centralised team actor in a zero-sum game
+    "outputs for",  # a joint-action actor whose output layer would be A**N wide
+)
+
+
+@pytest.mark.exhaustive  # about 150 plans (no compile, but every learner's init is traced)
+def test_every_preset_plans_on_every_env_config_it_fits_without_overrides():
+    """``python -m alem.train env=<e> algo=<a>`` for every file of configs/env and configs/algo:
+    the plan is made with the defaults alone (``env=tic_tac_toe algo=iql`` used to stop on
+    algo.sequence_length), or refused with one of the fit reasons above."""
+    from alem.train import plan
+
+    root = Path(__file__).resolve().parents[1] / "configs"
+    algos = sorted(p.stem for p in (root / "algo").glob("*.yaml"))
+    envs = sorted(p.stem for p in (root / "env").glob("*.yaml"))
+    planned, refused = [], []
+    with initialize_config_module(config_module="alem.configs", version_base=None):
+        for e in envs:
+            for a in algos:
+                cfg = compose(config_name="config", overrides=[f"env={e}", f"algo={a}"])
+                env = alem.make(cfg.env.id, **cfg.env.kwargs)
+                try:
+                    plan(cfg, env)
+                    planned.append((e, a))
+                except ConfigError as err:
+                    assert any(r in str(err) for r in NOT_A_FIT), f"env={e} algo={a}: {err}"
+                    refused.append((e, a))
+    assert ("tic_tac_toe", "iql") in planned and ("simple_spread", "qmix") in planned
+    assert len(planned) > 3 * len(refused)

@@ -160,8 +160,15 @@ def test_value_mixers_and_replay_are_refused_where_they_do_not_fit():
     with pytest.raises(
         LearnerConfigError, match="turn-based.*sequence_length must be at least num_agents \\+ 1 = 3"
     ):
-        make_q_learner(alem.make("tic_tac_toe-v0"), make_q_config("iql", **TINY))
+        make_q_learner(alem.make("tic_tac_toe-v0"), make_q_config("iql", **TINY, sequence_length=2))
     make_q_learner(alem.make("tic_tac_toe-v0"), make_q_config("iql", **TINY, sequence_length=3))
+    # Left to its default the window is derived: an agent's next turn, or one transition.
+    assert make_q_learner(alem.make("tic_tac_toe-v0"), make_q_config("iql", **TINY)).cfg.sequence_length == 3
+    assert (
+        make_q_learner(alem.make("prisoners_dilemma-v0"), make_q_config("iql", **TINY)).cfg.sequence_length
+        == 2
+    )
+    assert make_q_learner(alem.make("tic_tac_toe-v0"), make_q_config("pqn", **TINY)).cfg.sequence_length == 2
     with pytest.raises(LearnerConfigError, match="box"):
         make_q_learner(
             alem.make("mpe/simple_spread-v0", continuous_actions=True), make_q_config("pqn", **TINY)
