@@ -20,7 +20,7 @@ Card
   out-of-range column becomes the mover's first open column and is counted in
   ``info["illegal_action"]``; ``illegal_action="lose"``: the mover loses at once
   (-1/+1, board unchanged). See :mod:`alem.envs.games.board`.
-- **Reference**: OpenSpiel ``connect_four`` (6 rows, 7 columns, 4 in a row): same
+- **Reference**: OpenSpiel 2.0.2 ``connect_four`` (6 rows, 7 columns, 4 in a row): same
   legal actions, player to move, terminal states and returns at every step
   (tests/envs/games/test_connect_four.py).
 - **Text**: rules, a board with column numbers per player, column names and aliases, parser.

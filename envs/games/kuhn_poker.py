@@ -35,7 +35,7 @@ Card
 - **Scripted players**: ``"cfr"`` / ``"nash"`` (2 players): a CFR+ average strategy
   solved with OpenSpiel and shipped in ``data/kuhn_poker_cfr.json`` (its
   exploitability is in the file); ``"random"``.
-- **Reference**: OpenSpiel ``kuhn_poker`` (and ``kuhn_poker(players=3)``): legal
+- **Reference**: OpenSpiel 2.0.2 ``kuhn_poker`` (and ``kuhn_poker(players=3)``): legal
   actions, player to move, termination, returns and the observation are checked
   step by step on random trajectories fed the same deals.
 - **Text**: rules, per-player rendering (own card only), action names, parser

@@ -37,7 +37,7 @@ Card
 - **Scripted players**: ``"cfr"`` / ``"nash"``: a CFR+ average strategy solved with
   OpenSpiel, shipped in ``data/leduc_holdem_cfr.json`` (its exploitability is in
   the file); ``"random"``.
-- **Reference**: OpenSpiel ``leduc_poker`` (default parameters): legal actions,
+- **Reference**: OpenSpiel 2.0.2 ``leduc_poker`` (default parameters): legal actions,
   player to move, termination, returns and observations are checked step by step
   on random trajectories fed the same cards, showdown ties and raise caps included.
 - **Text**: rules, per-player rendering (own card and the public card once shown),

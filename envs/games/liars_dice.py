@@ -34,7 +34,7 @@ Card
   ``illegal_action="lose"`` ends the game at once with ``-1`` for the offender and
   ``+1`` for the opponent (no move is applied). Out-of-range indices are illegal
   actions; actions of the player not to move are ignored.
-- **Reference**: OpenSpiel ``liars_dice`` (``players=2``, ``numdice``,
+- **Reference**: OpenSpiel 2.0.2 ``liars_dice`` (``players=2``, ``numdice``,
   ``dice_sides``, ``bidding_rule="reset-face"``), checked transition by transition
   (legal actions, player to move, terminal flag, returns, information-state tensor).
 - **Text**: rules, a per-player view (own dice, bid history, whose turn, outcome)

@@ -19,7 +19,7 @@ Card
   ``truncated`` when ``params.truncate_at_horizon`` is True, for infinite-horizon
   discounted play), or earlier with probability ``1 - params.continue_prob`` after
   each round (a random stopping time; makes the env stochastic).
-- **Reference**: the tables of OpenSpiel's ``matrix_sh``, ``matrix_mp``,
+- **Reference**: the tables of OpenSpiel 2.0.2's ``matrix_sh``, ``matrix_mp``,
   ``matrix_rps``, ``matrix_coordination``, ``matrix_cd`` (chicken) and
   ``matrix_bos`` are reproduced exactly. The prisoner's dilemma uses the
   canonical Axelrod payoffs (R=3, S=0, T=5, P=1), not OpenSpiel's (5, 0, 10, 1)

@@ -23,7 +23,7 @@ Card
   out-of-range cell becomes the mover's first legal cell and is counted in
   ``info["illegal_action"]``; ``illegal_action="lose"``: the mover loses at once
   (-1/+1, board unchanged). See :mod:`alem.envs.games.board`.
-- **Reference**: OpenSpiel ``tic_tac_toe``: same legal actions, player to move,
+- **Reference**: OpenSpiel 2.0.2 ``tic_tac_toe``: same legal actions, player to move,
   terminal states and returns at every step (tests/envs/games/test_tic_tac_toe.py).
 - **Text**: rules, a board with coordinates per player, cell names and aliases, parser.
 - **Scripted players**: ``"minimax"`` (:class:`MinimaxPlayer`, perfect play from

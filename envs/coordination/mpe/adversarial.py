@@ -58,7 +58,7 @@ class SimpleTag(MPEEnv):
       every adversary gets ``+10`` per touching (adversary, good) pair.
     - **Episode**: exactly ``max_steps`` (default 25) steps, then ``truncated``.
     - **Reset**: agents uniform in ``[-1, 1]^2``, obstacles in ``[-0.9, 0.9]^2``.
-    - **Reference**: mpe2 ``simple_tag_v3``.
+    - **Reference**: mpe2 1.1.1 ``simple_tag_v3``.
     - **Version**: v0.
     """
 
@@ -145,7 +145,7 @@ class SimpleAdversary(MPEEnv):
       ``-min_good |p_good - p_goal| + |p_adv - p_goal|``.
     - **Episode**: exactly ``max_steps`` (default 25) steps, then ``truncated``.
     - **Reset**: positions uniform in ``[-1, 1]^2``; goal landmark uniform (``state.goal[0]``).
-    - **Reference**: mpe2 ``simple_adversary_v3``.
+    - **Reference**: mpe2 1.1.1 ``simple_adversary_v3``.
     - **Version**: v0.
     """
 
@@ -217,7 +217,7 @@ class SimplePush(MPEEnv):
     - **Rewards**: good ``-|p_good - p_goal|``; adversary ``|p_good - p_goal| - |p_adv - p_goal|``.
     - **Episode**: exactly ``max_steps`` (default 25) steps, then ``truncated``.
     - **Reset**: positions uniform in ``[-1, 1]^2``; goal landmark uniform (``state.goal[0]``).
-    - **Reference**: mpe2 ``simple_push_v3``.
+    - **Reference**: mpe2 1.1.1 ``simple_push_v3``.
     - **Version**: v0.
     """
 
@@ -301,7 +301,7 @@ class SimpleWorldComm(MPEEnv):
       ``+5`` per touching (good, adversary) pair and ``-0.1 min_good |p - p_good|``.
     - **Episode**: exactly ``max_steps`` (default 25) steps, then ``truncated``.
     - **Reset**: agents uniform in ``[-1, 1]^2``, every landmark in ``[-0.9, 0.9]^2``.
-    - **Reference**: mpe2 ``simple_world_comm_v3``.
+    - **Reference**: mpe2 1.1.1 ``simple_world_comm_v3``.
     - **Version**: v0.
     """
 

@@ -31,7 +31,7 @@ class SimpleReference(MPEEnv):
     - **Episode**: exactly ``max_steps`` (default 25) steps, then ``truncated``.
     - **Reset**: positions uniform in ``[-1, 1]^2``; each agent's goal landmark uniform.
       ``state.goal[i]`` is the landmark agent ``i`` wants the other to reach.
-    - **Reference**: mpe2 ``simple_reference_v3``.
+    - **Reference**: mpe2 1.1.1 ``simple_reference_v3``.
     - **Version**: v0.
     """
 
@@ -99,7 +99,7 @@ class SimpleSpeakerListener(MPEEnv):
     - **Rewards**: both get ``-|p_listener - p_goal|^2``.
     - **Episode**: exactly ``max_steps`` (default 25) steps, then ``truncated``.
     - **Reset**: positions uniform in ``[-1, 1]^2``; goal landmark uniform (``state.goal[0]``).
-    - **Reference**: mpe2 ``simple_speaker_listener_v4``.
+    - **Reference**: mpe2 1.1.1 ``simple_speaker_listener_v4``.
     - **Version**: v0.
     """
 
@@ -172,7 +172,7 @@ class SimpleCrypto(MPEEnv):
     - **Episode**: exactly ``max_steps`` (default 25) steps, then ``truncated``.
     - **Reset**: goal and key independent and uniform over the 2 landmarks (``state.goal`` =
       ``[goal, key]``); positions uniform in ``[-1, 1]^2`` (unused).
-    - **Reference**: mpe2 ``simple_crypto_v3``.
+    - **Reference**: mpe2 1.1.1 ``simple_crypto_v3``.
     - **Version**: v0.
     """
 

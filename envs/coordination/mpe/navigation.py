@@ -25,7 +25,7 @@ class Simple(MPEEnv):
     - **Rewards**: ``-|p_agent - p_landmark|^2`` after each step.
     - **Episode**: exactly ``max_steps`` (default 25) steps, then ``truncated``; never ``terminated``.
     - **Reset**: agent and landmark uniform in ``[-1, 1]^2``, velocities 0.
-    - **Reference**: mpe2 ``simple_v3`` (obs, rewards, truncation checked step by step).
+    - **Reference**: mpe2 1.1.1 ``simple_v3`` (obs, rewards, truncation checked step by step).
     - **Version**: v0.
     """
 
@@ -82,7 +82,7 @@ class SimpleSpread(MPEEnv):
       multiplied by N), alem runs 25 transitions and reports each agent's own return.
     - **Reset**: agents and landmarks uniform in ``[-1, 1]^2``, velocities 0.
     - **Physics**: agents collide (soft contact force), landmarks do not.
-    - **Reference**: mpe2 ``simple_spread_v3`` (obs, rewards, truncation checked step by step).
+    - **Reference**: mpe2 1.1.1 ``simple_spread_v3`` (obs, rewards, truncation checked step by step).
     - **Version**: v0.
     """
 

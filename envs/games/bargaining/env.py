@@ -41,7 +41,7 @@ Card
   legal action, the offer ``(0,0,0)`` (everything to the other player), and flags
   ``info["illegal_action"]``. Out-of-range indices are illegal; actions of the
   player not to move are ignored.
-- **Reference**: OpenSpiel ``bargaining`` (``max_turns``, ``discount``,
+- **Reference**: OpenSpiel 2.0.2 ``bargaining`` (``max_turns``, ``discount``,
   ``prob_end``, ``max_num_instances``, ``instances_file``), checked transition by
   transition (legal actions, player to move, terminal flag, returns, both tensors),
   with OpenSpiel's chance nodes fed alem's draws.

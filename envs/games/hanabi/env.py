@@ -39,7 +39,7 @@ Card
 - **Illegal actions**: ``illegal_action="replace"`` (default) plays the lowest legal move
   and flags ``info["illegal_action"]``; ``illegal_action="lose"`` ends the game with no
   move applied and every life lost (score 0). Actions of players not to move are ignored.
-- **Reference**: OpenSpiel ``hanabi`` (the Hanabi Learning Environment) with the same
+- **Reference**: OpenSpiel 2.0.2 ``hanabi`` (the Hanabi Learning Environment) with the same
   parameters, checked transition by transition (legal actions, player to move, terminal
   flag, rewards, every player's ``observation_tensor``) with the deck order fed to its
   chance nodes.
