@@ -54,7 +54,7 @@ ENV_ID = "mpe/simple_spread-v0"
 JAXMARL_ENV = "MPE_simple_spread_v3"
 CONFIG_NAME = "ippo_ff_mpe.yaml"
 
-#: JaxMARL config key -> alem LearnerConfig field (same meaning; see the README's Training section).
+#: JaxMARL config key -> alem LearnerConfig field (same meaning; see docs/guide/training.md).
 MATCHED = {
     "LR": "lr",
     "NUM_ENVS": "num_envs",
