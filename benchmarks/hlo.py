@@ -257,7 +257,7 @@ def _fmt(x: Any) -> str:
 
 
 def table(rows: Sequence[dict[str, Any]]) -> str:
-    """The rows as the markdown table of benchmarks/README.md."""
+    """The rows as the markdown table of benchmarks/speed.md."""
     head = ["what", "env", "side", "N", *COLUMNS]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:

@@ -7,7 +7,7 @@ its last chunk (the IPPO "peak and dip"), and the wall time::
 
     python -m benchmarks.main_job --out runs/main_job [--only NAME ...]
 
-The wall times of a 3-seed run are not the main command's (one seed); benchmarks/README.md times
+The wall times of a 3-seed run are not the main command's (one seed); benchmarks/training.md times
 the chosen default separately.
 """
 

@@ -1,4 +1,4 @@
-"""Every family against its reference in one run: JSON plus the markdown table of benchmarks/README.md.
+"""Every family against its reference in one run: JSON plus the markdown table of benchmarks/speed.md.
 
 ::
 

@@ -1,4 +1,4 @@
-"""The learner results sweep behind benchmarks/README.md's "Training" tables.
+"""The learner results sweep behind the tables of benchmarks/training.md.
 
 Trains every learner with ``alem.train.run`` (the code path of ``python -m alem.train``; each run
 is also given below as its CLI command) into ``<out>/<group>/<env>/<algo>``, skipping runs that

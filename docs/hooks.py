@@ -22,7 +22,7 @@ replaces in ``on_page_markdown``:
   type, default, allowed values and source comment.
 - ``<!-- alem:yaml-options PATH -->``: the keys of a config file under ``configs/``, with
   their values and comments.
-- ``<!-- alem:benchmark-sections -->``: the sections of ``benchmarks/README.md``, linked
+- ``<!-- alem:benchmark-sections -->``: the pages of ``benchmarks/`` and their sections, linked
   on the repository.
 
 The build fails (``PluginError``) when a registered family has no page, or a marker is
@@ -768,22 +768,43 @@ def _github_slug(heading: str) -> str:
     return text.replace(" ", "-")
 
 
+#: benchmarks/README.md (summary and index) and its pages, in the order the index lists them.
+BENCHMARK_PAGES = (
+    "README.md",
+    "speed.md",
+    "games.md",
+    "pathfinding.md",
+    "mpe.md",
+    "overcooked.md",
+    "smax.md",
+    "training.md",
+    "ratings.md",
+)
+
+
 def benchmark_sections_markdown() -> str:
-    path = ROOT / "benchmarks" / "README.md"
-    base = f"{_repo_url}/blob/main/benchmarks/README.md"
+    """Every page of benchmarks/ (its title) with its sections and subsections, linked on GitHub."""
     out = []
-    seen: dict[str, int] = {}
-    fence = False
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.lstrip().startswith("```"):
-            fence = not fence
-            continue
-        m = re.match(r"^(#{2,3}) (.+)$", line)
-        if fence or not m:
-            continue
-        pad = "    " * (len(m[1]) - 2)
-        slug = _github_slug(m[2])
-        n = seen.get(slug, 0)  # GitHub numbers repeated headings: slug, slug-1, slug-2, ...
-        seen[slug] = n + 1
-        out.append(f"{pad}- [{m[2]}]({base}#{slug}{f'-{n}' if n else ''})")
+    for name in BENCHMARK_PAGES:
+        path = ROOT / "benchmarks" / name
+        if not path.is_file():
+            raise PluginError(f"<!-- alem:benchmark-sections -->: benchmarks/{name} is missing")
+        base = f"{_repo_url}/blob/main/benchmarks/{name}"
+        seen: dict[str, int] = {}
+        fence = False
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.lstrip().startswith("```"):
+                fence = not fence
+                continue
+            m = re.match(r"^(#{1,3}) (.+)$", line)
+            if fence or not m:
+                continue
+            if len(m[1]) == 1:
+                out.append(f"- [{m[2]}]({base})")
+                continue
+            pad = "    " * (len(m[1]) - 1)
+            slug = _github_slug(m[2])
+            n = seen.get(slug, 0)  # GitHub numbers repeated headings: slug, slug-1, slug-2, ...
+            seen[slug] = n + 1
+            out.append(f"{pad}- [{m[2]}]({base}#{slug}{f'-{n}' if n else ''})")
     return "\n".join(out)

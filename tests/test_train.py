@@ -119,7 +119,7 @@ def test_config_composes_from_package_in_any_directory(tmp_path, monkeypatch):
         cfg = compose(config_name="config")
         assert cfg.env.id == "mpe/simple_spread-v0"
         assert OmegaConf.to_container(cfg.env.kwargs) == {}
-        # the main job (benchmarks/README.md, "The main job"): MAPPO, 16 envs x 128 steps, 614,400 steps
+        # the main job (benchmarks/training.md, "The main job"): MAPPO, 16 envs x 128 steps, 614,400 steps
         assert cfg.algo.name == "mappo" and cfg.algo.total_steps == 614_400 and cfg.algo.lr == 5e-4
         assert min(cfg.algo.num_envs, cfg.algo.num_steps, cfg.algo.total_steps) >= 1
         assert cfg.seed == 0 and cfg.num_seeds == 1 and cfg.output_dir is None

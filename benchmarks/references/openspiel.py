@@ -14,7 +14,7 @@ chance node: ten at the start of a 2-player game, one after each play or discard
 
 The loop's rate does not depend on ``N`` (one game at a time), while its cost grows with it: at
 ``N = 16384, T = 128`` one repetition is 2.1M steps, 15-40 s on a 2-vCPU machine. The games table in
-benchmarks/README.md therefore measures OpenSpiel at ``N = 1`` and ``1024`` and quotes the ``N = 1024``
+benchmarks/games.md therefore measures OpenSpiel at ``N = 1`` and ``1024`` and quotes the ``N = 1024``
 rate (a 131k-step sample) against alem at ``N = 16384``, and says so; ``--num-envs 16384`` still runs
 the full ``N * T`` when asked.
 

@@ -372,7 +372,7 @@ def test_league_training_beats_the_initial_policy_from_both_seats(mode):
 def test_entropy_regularised_self_play_converges_near_nash_in_kuhn():
     """Plain self-play with an entropy bonus in reward units (Magnetic Mirror Descent's uniform
     magnet) converges in the last iterate: the final Kuhn policy is exploitable by < 0.05 chips
-    (benchmarks/README.md measures 0.016-0.018; about a minute on a 2-core CPU)."""
+    (benchmarks/training.md measures 0.016-0.018; about a minute on a 2-core CPU)."""
     from alem.envs.games.exploitability import exploitability, game_tree
 
     env = alem.make("kuhn_poker-v0")
