@@ -22,7 +22,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from alem.algos.checkpoint import CheckpointError, latest, restore
 from alem.algos.config import LearnerConfig
 from alem.algos.ppo import make_learner
 from alem.algos.qconfig import Q_VARIANTS, QConfig
@@ -31,6 +30,7 @@ from alem.algos.td import masked_argmax
 from alem.core import MultiAgentEnv
 from alem.errors import AlemError
 from alem.policies import Policy, Turn
+from alem.training.checkpoint import CheckpointError, latest, restore
 
 __all__ = ["CheckpointPolicy", "TrainedActor", "load_trained", "actor_actions"]
 
@@ -216,7 +216,7 @@ class CheckpointPolicy(Policy):
         """float32 ``[I, A]``: the probabilities with which this player picks each action.
 
         The action-probability protocol of the arena's game-theoretic scores (see
-        :func:`alem.envs.games.exploitability.player_exploitability`): ``obs [I, ...]`` are
+        :func:`alem.arena.exploitability.player_exploitability`): ``obs [I, ...]`` are
         single agents' observations, ``mask`` bool ``[I, A]`` their legal actions, and
         ``agent`` (an int or int ``[I]``) the seat each row belongs to (its role's
         parameters and, with ``agent_id``, its id input). The rows go through the actor as

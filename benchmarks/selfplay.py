@@ -7,7 +7,7 @@ then scores the final parameters (the ``checkpoint:<run dir>`` player, sampled a
   and against ``random`` from both seats (win rate), ``--episodes`` games each, with
   :func:`alem.arena.evaluation.evaluate` (the code of ``python -m alem.evaluate``);
 - poker (kuhn_poker, leduc_holdem): exploitability in chips per game
-  (:func:`alem.envs.games.exploitability.player_exploitability`, exact, from the player's
+  (:func:`alem.arena.exploitability.player_exploitability`, exact, from the player's
   action probabilities).
 
 Writes ``<out>/runs/seed_<s>`` (the training runs), ``<out>/evals/...`` (arena runs) and
@@ -77,8 +77,8 @@ def pool_state(env, run_dir: Path):
     import jax
     import jax.numpy as jnp
 
-    from alem.algos.checkpoint import latest, restore
     from alem.algos.checkpoint_player import load_trained
+    from alem.training.checkpoint import latest, restore
 
     learner, _ = load_trained(run_dir, env)
     if learner.cfg.selfplay == "off":
@@ -111,7 +111,8 @@ def mixture_table(tree, tables: list[np.ndarray], weights: np.ndarray) -> np.nda
 
 def score_poker(env, run_dir: Path, greedy: bool) -> dict[str, float]:
     from alem.algos.checkpoint_player import CheckpointPolicy
-    from alem.envs.games.exploitability import exploitability, game_tree, player_exploitability
+    from alem.arena.exploitability import player_exploitability
+    from alem.envs.games.exploitability import exploitability, game_tree
 
     final = CheckpointPolicy(env, str(run_dir), greedy=greedy)
     scores = {"exploitability": float(player_exploitability(env, final))}

@@ -22,7 +22,7 @@ from alem.core import MultiAgentEnv
 from alem.engine.record import default_openings
 from alem.errors import ConfigError
 from alem.rundir import claim, read_run_config, write_atomic
-from alem.text.llm.sanitize import redact_url
+from alem.sanitize import redact_url
 
 __all__ = ["RESUME_FREE", "run", "main"]
 

@@ -233,7 +233,7 @@ def _headline(row: dict[str, Any]) -> tuple[float, float]:
 
 
 def _exploitability(t: Tournament) -> dict[str, float | None] | None:
-    from alem.envs.games.exploitability import player_exploitability
+    from alem.arena.exploitability import player_exploitability
 
     scores = {label_of(p): player_exploitability(t.env, p) for p in t.players}  # None: not poker
     return scores if any(v is not None for v in scores.values()) else None

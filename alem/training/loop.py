@@ -239,7 +239,7 @@ def train(
     kill would, for testing resumes. A loss that is no longer finite (:data:`DIVERGENCE_WATCH`)
     stops the run with :class:`TrainingDiverged` before that chunk reaches a sink or a checkpoint.
     """
-    from alem.algos import checkpoint
+    from alem.training import checkpoint
 
     checkpointed = checkpoint_dir is not None and getattr(learner, "checkpointed", True)
     # 1. Seeds and the compiled programs: init and one chunk, vmapped over seeds.
@@ -305,7 +305,7 @@ def restore_latest(run_dir: Path, template: Any) -> tuple[int, Any]:
 
     A run killed before its first checkpoint was complete starts over (its rows are recomputed).
     """
-    from alem.algos import checkpoint
+    from alem.training import checkpoint
 
     found = checkpoint.available(run_dir)
     if not found:

@@ -226,9 +226,9 @@ def test_checkpoint_player_plays_the_final_parameters_or_a_pool_slot(latest_run,
     import dataclasses
     import json
 
-    from alem.algos import checkpoint
     from alem.algos.checkpoint_player import CheckpointPolicy
     from alem.errors import AlemError
+    from alem.training import checkpoint
 
     learner, state, actors, _, _ = latest_run
     checkpoint.save(tmp_path, 1, jax.tree.map(lambda x: x[None], state))  # a one-seed run

@@ -13,7 +13,7 @@ import json
 import math
 from typing import Any
 
-from alem.text.llm.sanitize import clean_text
+from alem.sanitize import clean_text
 
 __all__ = ["parse_completion", "parse_body"]
 

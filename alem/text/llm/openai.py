@@ -46,11 +46,11 @@ from alem.errors import (
     RequestFailed,
     TextBackendError,
 )
+from alem.sanitize import clean_text, redact_url
 from alem.text.llm.cache import RequestCache
 from alem.text.llm.chat import ChatBackend, Reply
 from alem.text.llm.completions import parse_body, parse_completion
 from alem.text.llm.parsing import action_schema
-from alem.text.llm.sanitize import clean_text, redact_url
 
 __all__ = ["OpenAIChatBackend", "check_settings", "CHECKED_SETTINGS"]
 

@@ -1,7 +1,8 @@
 """SMAX: the env (spaces, the battle simulation, observations); its card is on the class.
 
 Maps and start draws come from :mod:`~alem.envs.coordination.smax.scenarios`, the scripted enemy
-from :mod:`~alem.envs.coordination.smax.heuristic`, RGB frames from
+from :mod:`~alem.envs.coordination.smax.heuristic`, the units' motion arithmetic (move vectors,
+push-apart, cooldown jitter) from :mod:`~alem.envs.coordination.smax.motion`, RGB frames from
 :mod:`~alem.envs.coordination.smax.viewer`.
 """
 
@@ -15,6 +16,7 @@ from alem import spaces
 from alem.core import MultiAgentEnv, TimeStep
 from alem.envs.coordination.smax import text, viewer
 from alem.envs.coordination.smax.heuristic import heuristic_actions
+from alem.envs.coordination.smax.motion import MOVE_VECTORS, cooldown_jitter, push_apart, sum_in_order
 from alem.envs.coordination.smax.scenarios import SCENARIOS, Scenario, draw_start
 from alem.envs.coordination.smax.types import (
     FIRST_ATTACK,
@@ -38,31 +40,6 @@ _POS_MARGIN = 8.0
 
 #: JaxMARL's default ``max_steps``.
 DEFAULT_MAX_STEPS = 100
-
-
-def _move_vectors() -> np.ndarray:
-    """Unit movement directions of actions 0-4 (north, east, south, west, stop), float32 ``[5, 2]``.
-
-    The reference turns the diagonal ``(+-c, +-c)`` (``c`` = float32 1/sqrt 2) by 45 degrees in a
-    float32 2x2 product; its axis component is ``2 * fl(c*c)`` = 1 - 2**-24 on every backend and
-    batch shape, and that is the value here. Its other component is 0 or, where XLA happens to
-    fuse the product into multiply-adds (on CPU: depending on how many units one call decodes), the
-    rounding error of ``c*c`` (about 1.27e-8); alem uses 0.
-    """
-    c = np.float32(1) / np.sqrt(np.float32(2))
-    cc = np.float32(c * c)
-    axis = np.float32(cc + cc)
-    return np.array([[0.0, axis], [axis, 0.0], [0.0, -axis], [-axis, 0.0], [0.0, 0.0]], dtype=np.float32)
-
-
-MOVE_VECTORS = _move_vectors()
-
-
-def _sum_in_order(x: jax.Array) -> jax.Array:
-    """Sum of a vector, first to last (a plain ``jnp.sum`` may be vectorised into another order;
-    the reference's damage sums come out in this one, so the rewards agree to the bit)."""
-    total, _ = jax.lax.scan(lambda acc, v: (acc + v, None), jnp.zeros((), x.dtype), x)
-    return total
 
 
 class SMAX(TextHooks, MultiAgentEnv[SmaxState, SmaxParams]):
@@ -296,45 +273,6 @@ class SMAX(TextHooks, MultiAgentEnv[SmaxState, SmaxParams]):
     def _stat(name: str, unit_type: jax.Array) -> jax.Array:
         return jnp.asarray(getattr(UNIT_STATS, name))[unit_type]
 
-    def _push_apart(self, pos: jax.Array, alive: jax.Array, radius: jax.Array) -> jax.Array:
-        """Live units whose bodies overlap are pushed apart, each by half of every overlap."""
-        delta = pos[:, None, :] - pos[None, :, :]
-        gap = jnp.sqrt(jnp.sum(delta * delta, axis=-1)) + jnp.eye(self.num_units) + 1e-6
-        reach = radius[:, None] + radius[None, :]
-        both = alive[:, None] & alive[None, :]
-        overlap = jnp.where(both, jax.nn.relu(reach / gap - 1.0), 0.0)
-        pushed = pos + jnp.sum(delta * overlap[:, :, None], axis=1) / 2
-        return jnp.where(alive[:, None], pushed, pos)
-
-    def _jitter(self, key: jax.Array) -> jax.Array:
-        """float32 ``[ticks, U]`` cooldown jitter, uniform in ``[-dt, 2 dt)``; tick ``t`` uses the
-        ``t``-th key handed out by a running split of ``key``, split once more per unit."""
-
-        def hand_out(running, _):
-            running, sub = jax.random.split(running)
-            return running, sub
-
-        _, tick_keys = jax.lax.scan(hand_out, key, None, length=self.world_ticks)
-        unit_keys = jax.vmap(lambda k: jax.random.split(k, self.num_units))(tick_keys)
-        return jax.vmap(jax.vmap(self._uniform_jitter))(unit_keys)
-
-    def _uniform_jitter(self, key: jax.Array) -> jax.Array:
-        """``jax.random.uniform(key, minval=-dt, maxval=2 dt)`` rounded once.
-
-        The uniform is ``f * 3dt - dt`` for ``f = m / 2**23`` (``m``: the top 23 bits of the key's
-        32 random bits). Whether XLA evaluates that as a fused multiply-add (one rounding, what
-        the reference gets) or as a product and a sum (two) depends on the surrounding program and
-        the backend's optimisation level. For a power-of-two ``dt`` the exact value is the integer
-        ``3m - 2**23`` times a power of two, so converting that integer to float32 (one rounding)
-        and scaling gives the fused result in every program; other ``dt`` use ``uniform`` as is.
-        """
-        dt = self.tick_seconds
-        mantissa, exponent = np.frexp(dt)
-        if mantissa != 0.5 or not -100 < exponent < 100:
-            return jax.random.uniform(key, minval=-dt, maxval=2 * dt)
-        m = (jax.random.bits(key, (), jnp.uint32) >> 9).astype(jnp.int32)
-        return (3 * m - (1 << 23)).astype(jnp.float32) * jnp.float32(dt * 2.0**-23)
-
     # ------------------------------------------------------------------ observations
     def unit_observations(self, state: SmaxState, units: np.ndarray) -> jax.Array:
         """float32 ``[len(units), D]``: the observations of the given (static) units."""
@@ -415,7 +353,7 @@ class SMAX(TextHooks, MultiAgentEnv[SmaxState, SmaxParams]):
         pos, unit_type = draw_start(key, self.scenario, self.map_width, self.map_height)
         u, e = self.num_units, self.num_enemies
         alive = jnp.ones((u,), bool)
-        pos = self._push_apart(pos, alive, self._stat("radius", unit_type))
+        pos = push_apart(pos, alive, self._stat("radius", unit_type))
         state = SmaxState(
             pos=pos,
             health=self._stat("health", unit_type),
@@ -484,19 +422,21 @@ class SMAX(TextHooks, MultiAgentEnv[SmaxState, SmaxParams]):
                 edge = jnp.any(new_pos <= 0.0, axis=-1) | jnp.any(new_pos >= bounds, axis=-1)
                 health = jnp.where(edge, 0.0, health)
             alive = health > 0
-            new_pos = self._push_apart(new_pos, alive, radius)
+            new_pos = push_apart(new_pos, alive, radius)
             return (new_pos, health, alive, cooldown), None
 
         carry = (state.pos, state.health, state.alive, state.cooldown)
-        (pos, health, alive, cooldown), _ = jax.lax.scan(tick, carry, self._jitter(k_world))
+        (pos, health, alive, cooldown), _ = jax.lax.scan(
+            tick, carry, cooldown_jitter(k_world, self.world_ticks, u, dt)
+        )
 
         # Terminal test on the step count before this step (the reference's order).
         allies_out = ~alive[: self.num_allies].any()
         enemies_out = ~alive[self.num_allies :].any()
         timeout = state.step >= params.max_steps
         lost_frac = (health - state.health) / self._stat("health", kind)
-        ally_lost = jnp.abs(_sum_in_order(lost_frac[: self.num_allies])) / self.num_allies
-        enemy_lost = jnp.abs(_sum_in_order(lost_frac[self.num_allies :])) / self.num_enemies
+        ally_lost = jnp.abs(sum_in_order(lost_frac[: self.num_allies])) / self.num_allies
+        enemy_lost = jnp.abs(sum_in_order(lost_frac[self.num_allies :])) / self.num_enemies
         bonus = params.won_battle_bonus
         zero = jnp.float32(0.0)
         if self.self_play_reward:

@@ -76,7 +76,7 @@ def _orders(env: SMAX, other: int, move: np.ndarray, attack: float) -> str:
         largest = int(env.unit_actions[other]) - 1
         slot = int(round(attack * largest)) - NUM_MOVES
         return f"last order: attack {unit_name(env, int(env.attack_slots[other, slot]))}"
-    from alem.envs.coordination.smax.env import MOVE_VECTORS  # env.py imports this module
+    from alem.envs.coordination.smax.motion import MOVE_VECTORS
 
     for j, vec in enumerate(MOVE_VECTORS[:STOP]):
         if np.allclose(move, vec, atol=1e-3):

@@ -159,7 +159,7 @@ def test_scripted_backend_answers_legal_moves_reproducibly():
 
 
 def test_redact_url_hides_passwords_and_key_like_query_values():
-    from alem.text.llm.sanitize import redact_url
+    from alem.sanitize import redact_url
 
     assert redact_url("http://alice:pw@host:8000/v1") == "http://alice:***@host:8000/v1"
     assert redact_url("https://tok@host/v1") == "https://***@host/v1"

@@ -1,4 +1,5 @@
-"""What the text bridge shows or stores, made safe: URLs without secrets, text UTF-8 can hold.
+"""Text that leaves the process, made safe (the text bridge and the arena both use it): URLs without
+secrets, text UTF-8 can hold.
 
 :func:`redact_url` is the form of a URL that messages, logs and ``describe()`` carry (the
 credentials in it are used for requests but never shown); :func:`clean_text` replaces what

@@ -1,7 +1,7 @@
 """Checkpoints of training runs: orbax directories ``<run>/checkpoints/chunk_<k>``.
 
-A checkpoint holds the whole vmapped :class:`~alem.algos.state.LearnerState`
-(parameters, optimiser, env states, PRNG keys), so a resumed run continues
+A checkpoint holds a learner's whole vmapped state (any pytree; for the PPO core
+:class:`~alem.algos.state.LearnerState`: parameters, optimiser, env states, PRNG keys), so a resumed run continues
 exactly where the saved one stopped. Typed PRNG keys are stored as their raw
 ``uint32`` data and rebuilt from the template on restore. Orbax writes to a
 temporary directory and renames it when complete, so a kill during a save
