@@ -111,12 +111,16 @@ def load_trained(
     return learner, params
 
 
-def actor_actions(learner: Any, params: Any, obs: jax.Array, mask: jax.Array, key: jax.Array, greedy: bool = False):
+def actor_actions(
+    learner: Any, params: Any, obs: jax.Array, mask: jax.Array, key: jax.Array, greedy: bool = False
+):
     """int ``[N]``: a feed-forward PPO-core actor's actions in one (unbatched) env, from a zero
     hidden state; sampled, or the mode with ``greedy``. Pure JAX: call it inside jit, vmap, scan."""
     hidden = learner.actor_net.initial_hidden((1, 1 if learner.centralised else learner.n))
     none = jnp.zeros((1, 0), jnp.float32)
-    _, actions, _, _ = learner.act(params, hidden, obs[None], none, mask[None], jnp.ones((1,), bool), key, greedy)
+    _, actions, _, _ = learner.act(
+        params, hidden, obs[None], none, mask[None], jnp.ones((1,), bool), key, greedy
+    )
     return actions[0]
 
 

@@ -31,7 +31,11 @@ def _imports(path: Path, module_level_only: bool) -> set[str]:
 def _files(package: str) -> list[Path]:
     for prefix, folder in FOLDERS.items():
         if package == prefix or package.startswith(prefix + "."):
-            sub = folder.joinpath(*package[len(prefix) :].lstrip(".").split(".")) if package != prefix else folder
+            sub = (
+                folder.joinpath(*package[len(prefix) :].lstrip(".").split("."))
+                if package != prefix
+                else folder
+            )
             return sorted(sub.rglob("*.py"))
     raise AssertionError(package)
 
