@@ -369,6 +369,24 @@ class Learner(UnitLayout, sp.SelfPlayMatches):
         )
         return jnp.exp(logp - old), kl
 
+    def advantages(self, state: LearnerState, batch: Batch, env_params: Any) -> tuple[jax.Array, jax.Array]:
+        """GAE advantages and value targets of a rollout ``batch``, ``state`` being the learner's
+        state after it (its critic values the observation after the last step)."""
+        c = self.cfg
+        gstate = self._global_state(state.env_state, env_params)
+        _, c_in = self.inputs(state.timestep.obs, gstate, state.timestep.acting)
+        _, _, last_v = self.values(state.params, state.hidden["critic"], c_in, state.resets, state.value_norm)
+        return gae(
+            batch.reward,
+            batch.value,
+            batch.done,
+            last_v,
+            c.gamma,
+            c.gae_lambda,
+            batch.truncated,
+            batch.final_value,
+        )
+
     def update(self, state: LearnerState, env_params: Any = None) -> tuple[LearnerState, dict]:
         """One PPO iteration (rollout, GAE, optimisation); pure and jittable."""
         c = self.cfg
@@ -382,20 +400,7 @@ class Learner(UnitLayout, sp.SelfPlayMatches):
         sp_metrics = {}
         if self.matched:
             state, sp_metrics = self.record_rollout(state, roll)
-        # value of the observation after the last step
-        gstate = self._global_state(state.env_state, env_params)
-        _, c_in = self.inputs(state.timestep.obs, gstate, state.timestep.acting)
-        _, _, last_v = self.values(state.params, state.hidden["critic"], c_in, state.resets, state.value_norm)
-        adv, targets = gae(
-            batch.reward,
-            batch.value,
-            batch.done,
-            last_v,
-            c.gamma,
-            c.gae_lambda,
-            batch.truncated,
-            batch.final_value,
-        )
+        adv, targets = self.advantages(state, batch, env_params)
         if c.value_norm:
             vn_w = batch.seat_w if self.matched else jnp.ones_like(targets)
             state = state.replace(value_norm=state.value_norm.update(targets, vn_w, c.value_norm_beta))

@@ -27,7 +27,6 @@ import numpy as np
 
 import alem
 from alem.algos import make_config, make_learner
-from alem.algos.gae import gae
 from alem.algos.losses import dpo_surrogate
 
 CONFIG = dict(num_envs=16, num_steps=128, update_epochs=4, num_minibatches=4, lr=5e-4, total_steps=614400)
@@ -39,23 +38,10 @@ def _norm(tree) -> jax.Array:
 
 def trace_update(dpo, ippo, state, key):
     """One update's batch, optimised by DPO and by IPPO from the same parameters."""
-    c = dpo.cfg
     params = dpo.env.default_params
     st, batch, roll = dpo.rollout(state, params)
     hidden0 = roll["hidden0"]
-    gstate = dpo._global_state(st.env_state, params)
-    _, c_in = dpo.inputs(st.timestep.obs, gstate, st.timestep.acting)
-    _, _, last_v = dpo.values(st.params, st.hidden["critic"], c_in, st.resets, st.value_norm)
-    adv, targets = gae(
-        batch.reward,
-        batch.value,
-        batch.done,
-        last_v,
-        c.gamma,
-        c.gae_lambda,
-        batch.truncated,
-        batch.final_value,
-    )
+    adv, targets = dpo.advantages(st, batch, params)
     m = dpo.num_units
     after = {}
     for name, learner in (("dpo", dpo), ("ippo", ippo)):
