@@ -39,6 +39,7 @@ __all__ = [
     "Rollout",
     "StepProgram",
     "scan_program",
+    "python_loop_rollout",
     "alem_step_program",
     "Reference",
     "REFERENCES",
@@ -169,6 +170,36 @@ class Reference:
         rollout = self.prepare(env_id, env, num_envs, num_steps)
         rollout(seed)
         return [timed(rollout, seed + 1 + r)[0] for r in range(reps)]
+
+
+def python_loop_rollout(
+    envs: Sequence[Any],
+    num_steps: int,
+    draw: Callable[[np.random.Generator], Sequence[Any]],
+    step: Callable[[Any, Any], tuple[float, bool]],
+) -> Rollout:
+    """``rollout(seed)`` of a Python-loop reference: one object per env, stepped one at a time.
+
+    Each rollout resets env ``i`` with seed ``seed * 100_003 + i``; each step ``draw(rng)`` gives
+    every env's action (one draw for the batch, from ``numpy.random.default_rng(seed)``) and
+    ``step(env, action) -> (reward summed over agents, episode over)``; an env whose episode is
+    over is reset. Returns the total reward.
+    """
+
+    def rollout(seed: int) -> float:
+        rng = np.random.default_rng(seed)
+        for i, e in enumerate(envs):
+            e.reset(seed=seed * 100_003 + i)
+        total = 0.0
+        for _ in range(num_steps):
+            for e, action in zip(envs, draw(rng), strict=True):
+                reward, done = step(e, action)
+                total += reward
+                if done:
+                    e.reset()
+        return total
+
+    return rollout
 
 
 #: name -> reference. Extend with :func:`register_reference`.

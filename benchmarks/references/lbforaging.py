@@ -22,7 +22,6 @@ def make_references(h: Any) -> list:
         return None
 
     def prepare(env_id: str, env: Any, num_envs: int, num_steps: int):
-        import numpy as np
         from lbforaging.foraging.environment import ForagingEnv
 
         p = env.default_params
@@ -43,21 +42,12 @@ def make_references(h: Any) -> list:
             for _ in range(num_envs)
         ]
 
-        def rollout(seed: int) -> float:
-            rng = np.random.default_rng(seed)
-            for i, e in enumerate(envs):
-                e.reset(seed=seed * 100_003 + i)
-            total = 0.0
-            for _ in range(num_steps):
-                acts = rng.integers(0, 6, size=(num_envs, env.num_agents)).tolist()
-                for e, a in zip(envs, acts, strict=True):
-                    _, rewards, done, _, _ = e.step(a)
-                    total += sum(rewards)
-                    if done:
-                        e.reset()
-            return total
+        def step(e, action):
+            _, rewards, done, _, _ = e.step(action)
+            return sum(rewards), done
 
-        return rollout
+        draw = lambda rng: rng.integers(0, 6, size=(num_envs, env.num_agents)).tolist()
+        return h.python_loop_rollout(envs, num_steps, draw, step)
 
     return [
         h.Reference(

@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.harness import python_loop_rollout
+
 #: alem id -> mpe2 module.
 SCENARIOS = {
     "mpe/simple-v0": "simple_v3",
@@ -38,21 +40,12 @@ def build_mpe2_rollout(module_name: str, num_envs: int, num_steps: int, **kwargs
     agents = list(envs[0].possible_agents)
     sizes = np.array([envs[0].action_space(a).n for a in agents])
 
-    def rollout(seed: int) -> float:
-        rng = np.random.default_rng(seed)
-        for i, e in enumerate(envs):
-            e.reset(seed=seed * 100_003 + i)
-        total = 0.0
-        for _ in range(num_steps):
-            acts = (rng.random((num_envs, len(agents))) * sizes).astype(np.int64)
-            for i, e in enumerate(envs):
-                _, reward, term, trunc, _ = e.step(dict(zip(agents, acts[i].tolist(), strict=True)))
-                total += sum(reward.values())
-                if not e.agents:  # every agent terminated or truncated
-                    e.reset()
-        return total
+    def step(e, action):
+        _, reward, _, _, _ = e.step(dict(zip(agents, action.tolist(), strict=True)))
+        return sum(reward.values()), not e.agents  # every agent terminated or truncated
 
-    return rollout
+    draw = lambda rng: (rng.random((num_envs, len(agents))) * sizes).astype(np.int64)
+    return python_loop_rollout(envs, num_steps, draw, step)
 
 
 def make_references(bench: Any) -> list:

@@ -53,21 +53,12 @@ def make_references(h: Any) -> list:
             for _ in range(num_envs)
         ]
 
-        def rollout(seed: int) -> float:
-            rng = np.random.default_rng(seed)
-            for i, e in enumerate(envs):
-                e.reset(seed=seed * 100_003 + i)
-            total = 0.0
-            for _ in range(num_steps):
-                acts = rng.integers(0, 5, size=(num_envs, env.num_agents)).tolist()
-                for e, a in zip(envs, acts, strict=True):
-                    _, rewards, done, _, _ = e.step(a)
-                    total += sum(rewards)
-                    if done:
-                        e.reset()
-            return total
+        def step(e, action):
+            _, rewards, done, _, _ = e.step(action)
+            return sum(rewards), done
 
-        return rollout
+        draw = lambda rng: rng.integers(0, 5, size=(num_envs, env.num_agents)).tolist()
+        return h.python_loop_rollout(envs, num_steps, draw, step)
 
     return [
         h.Reference(
