@@ -32,14 +32,13 @@ Codes: actions follow ``Action.INDEX_TO_ACTION`` (0 north, 1 south, 2 east, 3 we
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import os
 import subprocess
 import sys
-import venv
 from collections import deque
 from pathlib import Path
+
+from fixtures import ensure_venv, write_fixture
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "tests" / "envs" / "coordination" / "fixtures" / "overcooked_golden.json.gz"
@@ -232,22 +231,7 @@ def _run_inside(args: argparse.Namespace) -> None:
         "action_order": ["north", "south", "east", "west", "stay", "interact"],
         "layouts": layouts,
     }
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with gzip.open(out, "wt", compresslevel=9) as f:
-        json.dump(doc, f, separators=(",", ":"))
-    print(f"wrote {len(layouts)} layouts to {out} ({out.stat().st_size} bytes)")
-
-
-def _ensure_venv(path: Path) -> Path:
-    python = path / "bin" / "python"
-    if not python.exists():
-        print(f"creating a venv for overcooked-ai in {path}")
-        venv.create(path, with_pip=True)
-    check = subprocess.run([python, "-c", "import overcooked_ai_py.mdp.overcooked_env"], capture_output=True)
-    if check.returncode != 0:
-        subprocess.run([python, "-m", "pip", "install", "-q", *REQUIREMENTS], check=True)
-    return python
+    write_fixture(args.out, doc, f"{len(layouts)} layouts")
 
 
 def main() -> None:
@@ -262,7 +246,9 @@ def main() -> None:
     if args.inside:
         _run_inside(args)
         return
-    python = args.python or _ensure_venv(args.venv)
+    python = args.python or ensure_venv(
+        args.venv, "overcooked_ai_py.mdp.overcooked_env", REQUIREMENTS, "overcooked-ai"
+    )
     cmd = [os.fspath(python), "-W", "ignore", __file__, "--inside", "--out", os.fspath(args.out)]
     sys.exit(subprocess.run(cmd).returncode)
 

@@ -29,14 +29,13 @@ from __future__ import annotations
 
 import argparse
 import base64
-import gzip
-import json
 import os
 import subprocess
 import sys
-import venv
 from collections import deque
 from pathlib import Path
+
+from fixtures import ensure_venv, write_fixture
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "tests" / "envs" / "pathfinding" / "fixtures" / "pogema_golden.json.gz"
@@ -266,22 +265,7 @@ def _run_inside(args: argparse.Namespace) -> None:
         "action_order": ["wait", "up", "down", "left", "right"],
         "cases": cases,
     }
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with gzip.open(out, "wt", compresslevel=9) as f:
-        json.dump(doc, f, separators=(",", ":"))
-    print(f"wrote {len(cases)} cases to {out} ({out.stat().st_size} bytes)")
-
-
-def _ensure_venv(path: Path) -> Path:
-    python = path / "bin" / "python"
-    if not python.exists():
-        print(f"creating a venv for POGEMA in {path}")
-        venv.create(path, with_pip=True)
-    check = subprocess.run([python, "-c", "import pogema"], capture_output=True)
-    if check.returncode != 0:
-        subprocess.run([python, "-m", "pip", "install", "-q", POGEMA], check=True)
-    return python
+    write_fixture(args.out, doc, f"{len(cases)} cases")
 
 
 def main() -> None:
@@ -295,7 +279,7 @@ def main() -> None:
     if args.inside:
         _run_inside(args)
         return
-    python = args.python or _ensure_venv(args.venv)
+    python = args.python or ensure_venv(args.venv, "pogema", [POGEMA], "POGEMA")
     cmd = [os.fspath(python), __file__, "--inside", "--out", os.fspath(args.out), "--seeds", str(args.seeds)]
     sys.exit(subprocess.run(cmd).returncode)
 

@@ -16,12 +16,12 @@ metrics. Output: ``tests/envs/pathfinding/fixtures/pogema_protocol.json``.
 
 from __future__ import annotations
 
-import json
 from collections import deque
 from pathlib import Path
 
 import numpy as np
 import yaml
+from fixtures import write_fixture
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "envs" / "pathfinding" / "data" / "pogema_benchmark"
@@ -136,8 +136,7 @@ def main() -> None:
         "pogema_toolbox": getattr(pogema_toolbox, "__version__", "0.1.1"),
         "cases": cases,
     }
-    OUT.write_text(json.dumps(body) + "\n")
-    print(f"wrote {OUT}")
+    write_fixture(OUT, body, f"{len(cases)} cases")
 
 
 if __name__ == "__main__":
