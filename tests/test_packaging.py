@@ -269,3 +269,36 @@ def test_every_third_party_import_of_the_package_is_a_declared_dependency():
                     }:
                         missing.add(f"{top} ({path.relative_to(ROOT)})")
     assert not missing, f"imported but not declared in pyproject.toml: {sorted(missing)}"
+
+
+def _declared_jax_floor() -> str:
+    import re
+    import tomllib
+
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    (jax_dep,) = [d for d in deps if re.match(r"jax\s*[<>=]", d)]
+    return re.search(r">=\s*([\d.]+)", jax_dep).group(1)
+
+
+@pytest.mark.integration
+def test_core_wheel_runs_every_env_on_the_oldest_declared_jax(wheel, tmp_path):
+    """The lean core against the oldest JAX pyproject.toml admits (jax and jaxlib at the floor of
+    ``jax>=``), in an isolated venv: every id but the gymnax adapters makes, resets and steps
+    under jit (the same script as above). A floor that no longer works fails here."""
+    floor = _declared_jax_floor()
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True)
+    py = env_dir / "bin" / "python"
+    subprocess.run(
+        [py, "-m", "pip", "install", "-q", f"jax=={floor}", f"jaxlib=={floor}", str(wheel)], check=True
+    )
+    version = subprocess.run([py, "-c", "import jax; print(jax.__version__)"], capture_output=True, text=True)
+    assert version.stdout.strip() == floor
+    clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    lean_env = {**clean, "XLA_FLAGS": "--xla_backend_optimization_level=0"}
+    res = subprocess.run([py, "-c", LEAN], cwd=tmp_path, capture_output=True, text=True, env=lean_env)
+    assert res.returncode == 0, res.stderr[-3000:]
+    ok, *needs_extra = res.stdout.split()
+    import alem
+
+    assert int(ok) == len(alem.registry()) - len(needs_extra)
