@@ -45,6 +45,12 @@ Card
   observer included) and the own goal as a one-hot cell clipped to the window border.
   ``goal_direction=True`` (not POGEMA's; for learned policies) adds a fourth ``local``
   channel: the window's cells closer (BFS distance) to the agent's goal than its own cell.
+  The agents channel is every active agent's cell: POGEMA after its PR #51. POGEMA 1.4.0
+  reads its own occupancy grid instead, which under ``soft`` collisions loses an agent that
+  follows a higher-index agent (the leader's move clears the cell the follower just
+  entered) until that agent moves again; ``pogema_occupancy=True`` reproduces 1.4.0's grid
+  (only the observation changes; ``tests/envs/pathfinding/test_pogema_golden.py`` checks
+  both against 1.4.0).
   ``"global"``: float32 ``[4, H, W]``: obstacles, active agents, own cell, own goal.
   ``env.global_state(state)`` is ``[3, H, W]`` flattened: obstacles, agents, goals.
 - **Maps** (``map_type``): ``"random"`` (obstacles i.i.d. with ``params.density``, in jit;
@@ -69,7 +75,8 @@ Card
   leaves its goal on the very last step keeps its earlier arrival).
 - **Reference**: POGEMA 1.4.0 (``on_target`` nothing/restart/finish, the three collision
   systems, default observation, metrics); golden fixtures in
-  ``tests/envs/pathfinding/fixtures`` are replayed step by step.
+  ``tests/envs/pathfinding/fixtures`` are replayed step by step. The agents channel follows
+  POGEMA's fix of its PR #51 by default and 1.4.0 with ``pogema_occupancy=True``.
 - **Text**: rules, ASCII view of an agent's window or of the whole grid, action names
   with aliases (stay, north/south/west/east), parser.
 - **Picture** (``render_rgb``, GIFs with ``python -m alem.render``): walls dark, free
@@ -155,6 +162,7 @@ class PathfindingEnv(TextHooks, MultiAgentEnv[PathfindingState, PathfindingParam
         illegal_action: str = "replace",
         goal_direction: bool = False,
         progress_reward: float = 0.0,
+        pogema_occupancy: bool = False,
     ):
         super().__init__(illegal_action=illegal_action)
         check_choice("mode", mode, MODES)
@@ -174,7 +182,17 @@ class PathfindingEnv(TextHooks, MultiAgentEnv[PathfindingState, PathfindingParam
         if int(goal_sequence_len) < 1:
             raise EnvArgumentError(f"goal_sequence_len must be >= 1, got {goal_sequence_len}")
         if goal_direction and obs_type != "local":
-            raise EnvArgumentError("goal_direction=True is a channel of the local observation (obs_type='local')")
+            raise EnvArgumentError(
+                "goal_direction=True is a channel of the local observation (obs_type='local')"
+            )
+        if not isinstance(pogema_occupancy, bool | np.bool_):
+            raise EnvArgumentError(f"pogema_occupancy must be true or false, got {pogema_occupancy!r}")
+        if pogema_occupancy and obs_type != "local":
+            raise EnvArgumentError(
+                "pogema_occupancy=True changes the agents channel of the local observation "
+                "(obs_type='local'); POGEMA's global observation reads the agents' cells"
+            )
+        self.pogema_occupancy = bool(pogema_occupancy)
         if not np.isfinite(float(progress_reward)):
             raise EnvArgumentError(f"progress_reward must be a finite number, got {progress_reward!r}")
         self.goal_direction = bool(goal_direction)
@@ -281,6 +299,7 @@ class PathfindingEnv(TextHooks, MultiAgentEnv[PathfindingState, PathfindingParam
             lb_soc=jnp.asarray(lb_soc, jnp.int32),
             lb_makespan=jnp.asarray(lb_mk, jnp.int32),
             goal_dist=goal_dist,
+            occupied=self._start_occupancy(starts.astype(jnp.int32), obstacles),
         )
         on_goal = jnp.all(state.pos == state.goal, axis=1)
         info = self._info(state, on_goal, state.solve_t, jnp.bool_(False), params)
@@ -294,6 +313,13 @@ class PathfindingEnv(TextHooks, MultiAgentEnv[PathfindingState, PathfindingParam
             info=info,
         )
         return state, ts
+
+    def _start_occupancy(self, starts: jax.Array, obstacles: jax.Array) -> jax.Array:
+        if not self.pogema_occupancy:
+            return jnp.zeros((0, 0), bool)
+        r = self.obs_radius
+        shape = (obstacles.shape[0] + 2 * r, obstacles.shape[1] + 2 * r)
+        return G.agent_grid(shape, starts, jnp.ones((self.num_agents,), bool), r)
 
     def obstacles(self, state: PathfindingState) -> jax.Array:
         """bool ``[H, W]`` obstacle map of the current instance."""
@@ -352,12 +378,22 @@ class PathfindingEnv(TextHooks, MultiAgentEnv[PathfindingState, PathfindingParam
             goal_dist = jax.lax.cond(
                 jnp.any(renew),
                 lambda: jnp.where(
-                    renew[:, None, None], G.pad_distances(G.bfs_distances(free, goal), self.obs_radius), goal_dist
+                    renew[:, None, None],
+                    G.pad_distances(G.bfs_distances(free, goal), self.obs_radius),
+                    goal_dist,
                 ),
                 lambda: goal_dist,
             )
         truncated = truncated_now & ~terminated
         finished = terminated | truncated
+        occupied = state.occupied
+        if self.pogema_occupancy:  # POGEMA 1.4.0: moves written in agent order, then hidden agents cleared
+            r = self.obs_radius
+            occupied = G.written_occupancy(occupied, state.pos, pos, state.active, r)
+            hidden = state.active & ~active
+            occupied = occupied.at[jnp.where(hidden, pos[:, 0] + r, occupied.shape[0]), pos[:, 1] + r].set(
+                False, mode="drop"
+            )
         new = state.replace(
             pos=pos,
             goal=goal,
@@ -369,6 +405,7 @@ class PathfindingEnv(TextHooks, MultiAgentEnv[PathfindingState, PathfindingParam
             collisions=state.collisions + blocked.sum().astype(jnp.int32),
             bumps=state.bumps + bumped.sum().astype(jnp.int32),
             goal_dist=goal_dist,
+            occupied=occupied,
         )
         final_solve = jnp.where(finished, final_solve, solve_t)
         final_solve = jnp.where(finished & (final_solve < 0), k, final_solve)
@@ -413,8 +450,9 @@ class PathfindingEnv(TextHooks, MultiAgentEnv[PathfindingState, PathfindingParam
     def observe(self, state: PathfindingState, params: PathfindingParams) -> jax.Array:
         if self.obs_type == "local":
             goal_dist = state.goal_dist if self.goal_direction else None
+            agents = state.occupied if self.pogema_occupancy else None
             return G.local_observation(
-                state.padded, state.pos, state.goal, state.active, self.obs_radius, goal_dist
+                state.padded, state.pos, state.goal, state.active, self.obs_radius, goal_dist, agents
             )
         h, w, n = self.height, self.width, self.num_agents
         obst = self.obstacles(state).astype(jnp.float32)

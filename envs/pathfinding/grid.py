@@ -40,6 +40,8 @@ __all__ = [
     "largest_component",
     "pad_obstacles",
     "local_observation",
+    "agent_grid",
+    "written_occupancy",
     "pad_distances",
     "cell_distance",
 ]
@@ -211,10 +213,46 @@ def pad_distances(dist: Int[Array, "N H W"], radius: int) -> Int[Array, "N Hp Wp
     return jnp.pad(dist, ((0, 0), (r, r), (r, r)), constant_values=INF)
 
 
-def cell_distance(padded_dist: Int[Array, "N Hp Wp"], pos: Int[Array, "N 2"], radius: int) -> Int[Array, " N"]:
+def cell_distance(
+    padded_dist: Int[Array, "N Hp Wp"], pos: Int[Array, "N 2"], radius: int
+) -> Int[Array, " N"]:
     """Each agent's value of its own padded distance map at its cell ``pos`` (map coordinates)."""
     n = pos.shape[0]
     return padded_dist[jnp.arange(n), pos[:, 0] + radius, pos[:, 1] + radius]
+
+
+def agent_grid(
+    shape: tuple[int, int], pos: Int[Array, "N 2"], active: Bool[Array, " N"], radius: int
+) -> jax.Array:
+    """bool ``shape`` (the padded map's): True on the cell of every active agent."""
+    rows = jnp.where(active, pos[:, 0] + radius, shape[0])
+    return jnp.zeros(shape, bool).at[rows, pos[:, 1] + radius].set(True, mode="drop")
+
+
+def written_occupancy(
+    grid: Bool[Array, "Hp Wp"],
+    old: Int[Array, "N 2"],
+    new: Int[Array, "N 2"],
+    moved: Bool[Array, " N"],
+    radius: int,
+) -> jax.Array:
+    """POGEMA 1.4.0's occupancy grid after a step: every agent of ``moved``, in index order,
+    clears its old cell and then marks its new one (``Grid.move_without_checks``).
+
+    Each cell ends as its last write left it. When an agent follows a higher-index agent into
+    the cell that one leaves, the leader's later clear erases the follower's mark, so the
+    follower drops out of the grid (and of every agents channel) until it moves again: the
+    soft-collision case POGEMA's PR #51 fixed. Under every other move the grid equals the
+    agents' cells. The last write to a cell is the one with the largest order key
+    (``2i`` for agent ``i``'s clear, ``2i + 1`` for its mark): one scatter-max, no loop.
+    """
+    n = old.shape[0]
+    key = jnp.full(grid.shape, -1, jnp.int32)
+    order = 2 * jnp.arange(n, dtype=jnp.int32)
+    drop = grid.shape[0]
+    key = key.at[jnp.where(moved, old[:, 0] + radius, drop), old[:, 1] + radius].max(order, mode="drop")
+    key = key.at[jnp.where(moved, new[:, 0] + radius, drop), new[:, 1] + radius].max(order + 1, mode="drop")
+    return jnp.where(key >= 0, key % 2 == 1, grid)
 
 
 def local_observation(
@@ -224,6 +262,7 @@ def local_observation(
     active: Bool[Array, " N"],
     radius: int,
     goal_dist: Int[Array, "N Hp Wp"] | None = None,
+    agents: Bool[Array, "Hp Wp"] | None = None,
 ) -> jax.Array:
     """POGEMA's default observation, as bool ``[N, 3, 2R+1, 2R+1]`` (POGEMA's float32 holds only 0/1).
 
@@ -238,11 +277,14 @@ def local_observation(
     fourth channel marks the window's cells that are closer to the agent's goal than the
     agent is: the direction of its shortest paths, the feature Follower-style learned
     policies get from a planner.
+
+    ``agents`` (bool, the padded map's shape) replaces the agents channel's source, the active
+    agents' cells (POGEMA 1.4.0's own occupancy grid: :func:`written_occupancy`).
     """
     r = radius
     size = 2 * r + 1
-    rows = jnp.where(active, pos[:, 0] + r, padded.shape[0])
-    agents = jnp.zeros(padded.shape, bool).at[rows, pos[:, 1] + r].set(True, mode="drop")
+    if agents is None:
+        agents = agent_grid(padded.shape, pos, active, r)
 
     def window(p):
         return jnp.stack(

@@ -76,6 +76,9 @@ class PathfindingState:
     # int32 [N, H+2R, W+2R]: BFS distance to each agent's goal, padded with INF (goal_direction or
     # progress_reward; [N, 0, 0] otherwise)
     goal_dist: jax.Array
+    # bool [H+2R, W+2R]: POGEMA 1.4.0's agent occupancy grid, written move by move in agent order
+    # (pogema_occupancy=True; [0, 0] otherwise), which the local observation's agents channel reads
+    occupied: jax.Array
 
 
 def check_choice(name: str, value: str, options: Sequence[str]) -> None:

@@ -19,6 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import alem
 from alem.envs.pathfinding.env import PathfindingEnv, make_params
 
 FIXTURE = Path(__file__).parent / "fixtures" / "pogema_golden.json.gz"
@@ -61,7 +62,7 @@ def _goal_seqs(c: dict, length: int) -> np.ndarray:
     return np.concatenate([g, np.repeat(g[:, -1:], length - g.shape[1], axis=1)], axis=1)
 
 
-def _replay(cases: list[dict]) -> dict[str, np.ndarray]:
+def _replay(cases: list[dict], pogema_occupancy: bool = False) -> dict[str, np.ndarray]:
     c0 = cases[0]
     n = len(c0["starts"])
     h, w = len(c0["map"]), len(c0["map"][0])
@@ -76,6 +77,7 @@ def _replay(cases: list[dict]) -> dict[str, np.ndarray]:
         maps="\n".join(c0["map"]),
         starts=c0["starts"],
         goals=_goal_seqs(c0, seq_len),
+        pogema_occupancy=pogema_occupancy,
     )
     assert env.goal_sequence_len == seq_len
     params = [
@@ -119,13 +121,13 @@ def _replay(cases: list[dict]) -> dict[str, np.ndarray]:
     )
 
 
-_RESULTS: dict[tuple, dict] = {}
+_RESULTS: dict[tuple[tuple, bool], dict] = {}
 
 
-def _result(key: tuple) -> dict:
-    if key not in _RESULTS:
-        _RESULTS[key] = _replay(GROUPS[key])
-    return _RESULTS[key]
+def _result(key: tuple, pogema_occupancy: bool = False) -> dict:
+    if (key, pogema_occupancy) not in _RESULTS:
+        _RESULTS[key, pogema_occupancy] = _replay(GROUPS[key], pogema_occupancy)
+    return _RESULTS[key, pogema_occupancy]
 
 
 def _params(keys):
@@ -182,3 +184,41 @@ def test_matches_pogema_step_by_step(key):
             for name in METRICS[c["on_target"]]:
                 got_m = float(res["info"][name][i, steps - 1])
                 assert got_m == pytest.approx(c["metrics"][name], rel=1e-6, abs=1e-6), f"{where}: {name}"
+
+
+def _agents_channel_cases(key):
+    res = _result(key, pogema_occupancy=True)
+    for i, c in enumerate(GROUPS[key]):
+        steps = len(c["actions"])
+        bits = np.frombuffer(base64.b64decode(c["obs_bits"]), np.uint8)
+        want = np.unpackbits(bits)[: int(np.prod(c["obs_shape"]))].reshape(c["obs_shape"])
+        yield c, np.asarray(c["occupancy_consistent"]), res["obs"][i, : steps + 1], want
+
+
+@pytest.mark.parametrize("key", _params(k for k in GROUPS if k[1] == "soft"))
+def test_pogema_occupancy_reproduces_1_4_0s_agents_channel_where_its_grid_lost_an_agent(key):
+    """POGEMA's PR #51 (soft collisions: an agent following a higher-index agent drops out of
+    POGEMA 1.4.0's occupancy grid, hence out of every agents channel, until it moves again).
+    alem's default follows the fix (the test above compares the other channels there); with
+    ``pogema_occupancy=True`` every channel, the agents one included, equals 1.4.0's at every
+    step, those where its grid was out of sync too."""
+    lost = 0
+    for c, ok, got, want in _agents_channel_cases(key):
+        where = f"{c['name']} ({c['on_target']}, soft)"
+        np.testing.assert_array_equal(got, want, err_msg=f"{where}: observations with pogema_occupancy")
+        lost += int((~ok).sum())
+    if key == ("micro", "soft"):
+        assert lost > 0, "the micro-cases must include a step where POGEMA 1.4.0's grid lost an agent"
+    default = _result(key)
+    for i, (c, ok, _, want) in enumerate(_agents_channel_cases(key)):
+        got_default = default["obs"][i, : len(c["actions"]) + 1]
+        if (~ok).any():  # the default shows the agent that 1.4.0 lost: the two differ exactly there
+            assert not np.array_equal(got_default[~ok][:, :, 1], want[~ok][:, :, 1])
+        np.testing.assert_array_equal(got_default[ok], want[ok])
+
+
+def test_pogema_occupancy_is_a_local_observation_option():
+    with pytest.raises(alem.EnvArgumentError, match="pogema_occupancy=True changes the agents channel"):
+        PathfindingEnv(4, 8, obs_type="global", pogema_occupancy=True)
+    with pytest.raises(alem.EnvArgumentError, match="pogema_occupancy must be true or false"):
+        PathfindingEnv(4, 8, pogema_occupancy="yes")
