@@ -60,13 +60,15 @@ DEFAULT_ENVS = {
 
 def auto_reference(env_id: str) -> str | None:
     """The JAX reference ``--reference auto`` measures ``env_id`` against (None: alem alone):
-    :data:`DEFAULT_ENVS`, and JaxMARL for its Hanabi, Overcooked and SMAX."""
+    :data:`DEFAULT_ENVS`, JaxMARL for its Hanabi, Overcooked and SMAX, Jumanji for LBF and RWARE."""
     if env_id in DEFAULT_ENVS:
         return DEFAULT_ENVS[env_id]
     from benchmarks.references import jaxmarl
 
     if env_id in jaxmarl.HANABI or env_id in jaxmarl.OVERCOOKED or env_id.startswith(jaxmarl.SMAX_PREFIX):
         return "jaxmarl"
+    if env_id.startswith(("lbf", "rware_")):
+        return "jumanji"
     return None
 
 
@@ -310,7 +312,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--reference",
         default="auto",
-        help="auto (pgx for its four games, jaxmarl for MPE, Hanabi, Overcooked, SMAX), none, or a "
+        help="auto (pgx for its four games, jaxmarl for MPE, Hanabi, Overcooked, SMAX, jumanji for LBF "
+        "and RWARE), none, or a "
         "reference name (default: auto)",
     )
     p.add_argument(

@@ -48,6 +48,7 @@ REFERENCE_PACKAGES = {
     "jaxmarl": ("jaxmarl", "jaxmarl==0.2.0"),
     "mpe2": ("mpe2", "mpe2"),
     "lbforaging": ("lbforaging", "lbforaging"),
+    "jumanji": ("jumanji", "jumanji==1.1.2"),
 }
 
 
@@ -123,6 +124,8 @@ TABLES: dict[str, list[Spec]] = {
         ),
         Spec("throughput", "smax", "smax_2s3z-v0", "jaxmarl", GPU_NS[:2], 32, 3, timeout_s=90),
         Spec("throughput", "hanabi", "hanabi-v0", "jaxmarl", GPU_NS[:2], 32, 3, timeout_s=90),
+        Spec("throughput", "lbf", "lbf-v0", "jumanji", GPU_NS[:2], 32, 3, timeout_s=90),
+        Spec("throughput", "rware", "rware_tiny_4ag-v0", "jumanji", GPU_NS[:2], 32, 3, timeout_s=90),
         Spec(
             "throughput", "games", "liars_dice-v0", "none", BIG, 32, 3, timeout_s=60, name="games-liars_dice"
         ),

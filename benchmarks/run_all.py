@@ -184,7 +184,18 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     p.add_argument(
         "--only",
         nargs="+",
-        choices=["hlo", "games", "mpe", "lbf", "pathfinding", "train", "overcooked", "smax", "hanabi"],
+        choices=[
+            "hlo",
+            "games",
+            "mpe",
+            "lbf",
+            "rware",
+            "pathfinding",
+            "train",
+            "overcooked",
+            "smax",
+            "hanabi",
+        ],
     )
     p.add_argument("--jaxmarl-ippo", type=Path, help="baselines/IPPO/ippo_ff_mpe.py of a JaxMARL checkout")
     p.add_argument(

@@ -179,3 +179,4 @@ def test_jaxmarl_hanabi_sampler_plays_legal_moves_and_the_rollout_runs():
     total, _, obs = run(jax.random.key(1))
     assert math.isfinite(float(total))
     assert obs[theirs.agents[0]].shape == (3, theirs.obs_size)
+
