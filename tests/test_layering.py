@@ -40,10 +40,16 @@ def _files(package: str) -> list[Path]:
     raise AssertionError(package)
 
 
+#: Modules a package rule does not cover: the training command builds the learners it trains.
+EXEMPT = {("alem.training", "alem.algos"): {"command.py"}}
+
+
 def _offenders(package: str, forbidden: str, module_level_only: bool) -> list[str]:
+    exempt = EXEMPT.get((package, forbidden), set())
     return [
         f"{p.relative_to(ROOT)} imports {m}"
         for p in _files(package)
+        if p.name not in exempt
         for m in sorted(_imports(p, module_level_only))
         if m == forbidden or m.startswith(forbidden + ".")
     ]
@@ -56,7 +62,7 @@ def _offenders(package: str, forbidden: str, module_level_only: bool) -> list[st
         ("alem.text", "alem.arena", True),
         ("alem.engine", "alem.arena", False),  # the play floor below both
         ("alem.engine", "alem.text", False),
-        ("alem.training", "alem.algos", False),  # the training loop runs any learner
+        ("alem.training", "alem.algos", False),  # the loop runs any learner (the command picks one)
         ("alem.text.llm", "alem.text.train", False),
         ("alem.envs", "alem.arena", False),  # environments know no evaluator, learner or LLM
         ("alem.envs", "alem.algos", False),
