@@ -447,4 +447,3 @@ def _main(cfg: DictConfig) -> None:
 
 #: ``python -m alem.train``; see the module docstring and ``configs/config.yaml``.
 main = hydra_app("alem.train", "config", _main)
-
