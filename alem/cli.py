@@ -74,7 +74,11 @@ def hydra_app(prog: str, config_name: str, body: Callable[[Any], None]) -> Calla
         except AlemError as e:
             print(f"{prog}: error: {e}", file=sys.stderr, flush=True)
             sys.exit(1)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, ImportError) as e:
+            # A Ctrl-C inside a C extension's module initialisation (orbax's tensorstore) comes
+            # out as "ImportError: initialization failed", caused by the KeyboardInterrupt.
+            if isinstance(e, ImportError) and not isinstance(e.__cause__ or e.__context__, KeyboardInterrupt):
+                raise
             print(f"{prog}: interrupted; {_kept(prog, cfg)}", file=sys.stderr, flush=True)
             # The signal can land inside a constructor (an asyncio loop of a checkpoint save,
             # JAX's GC callback); collecting that half-built object at exit would print an

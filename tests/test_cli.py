@@ -85,3 +85,47 @@ def test_ctrl_c_prints_one_line_even_when_teardown_fails(tmp_path):
     assert proc.returncode == 130, proc.stderr
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("alem.train: interrupted;"), proc.stderr
+
+
+_IMPORT_INTERRUPTED_APP = """
+import os
+
+from alem.cli import hydra_app
+
+
+def body(cfg):
+    if os.environ.get("IMPORT_FAILS") == "plain":  # an import that really fails is not an interrupt
+        raise ImportError("initialization failed")
+    try:
+        raise KeyboardInterrupt  # what tensorstore's module initialisation turns into an ImportError
+    except KeyboardInterrupt as e:
+        raise ImportError("initialization failed") from e
+
+
+hydra_app("alem.train", "config", body)()
+"""
+
+
+def test_ctrl_c_inside_a_c_extension_import_is_an_interrupt_not_a_traceback(tmp_path):
+    """A SIGINT that lands in a C extension's module initialisation (orbax's tensorstore, loaded
+    for checkpoints) surfaces as an ImportError caused by the KeyboardInterrupt: one line and 130,
+    as any Ctrl-C (seen once in CI); an ImportError of its own still fails with its traceback."""
+    import os
+    import subprocess
+    import sys
+
+    args = [
+        sys.executable,
+        "-c",
+        _IMPORT_INTERRUPTED_APP,
+        f"hydra.run.dir={tmp_path}",
+        "hydra.output_subdir=null",
+    ]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 130, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("alem.train: interrupted;"), proc.stderr
+    env = {**os.environ, "IMPORT_FAILS": "plain", "HYDRA_FULL_ERROR": "1"}
+    plain = subprocess.run(args, capture_output=True, text=True, timeout=120, env=env)
+    assert plain.returncode == 1 and "ImportError: initialization failed" in plain.stderr
+    assert "interrupted" not in plain.stderr

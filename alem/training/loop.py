@@ -242,6 +242,10 @@ def train(
     from alem.training import checkpoint
 
     checkpointed = checkpoint_dir is not None and getattr(learner, "checkpointed", True)
+    if checkpointed:
+        # orbax (and tensorstore, a C extension) load here, before the first chunk: a Ctrl-C that
+        # lands inside a C extension's import surfaces as an ImportError, not as an interrupt.
+        import orbax.checkpoint  # noqa: F401
     # 1. Seeds and the compiled programs: init and one chunk, vmapped over seeds.
     keys = seed_keys(schedule.seed, schedule.num_seeds)
     init = jax.jit(jax.vmap(learner.init))
