@@ -283,8 +283,7 @@ def _job(spec: Spec, reps: int) -> Job:
         argv += [",".join(ns), str(spec.steps), r, "{out}"]
         rows = _throughput_rows(spec.family, spec.reference)
     elif spec.kind == "hlo":  # the proxy's counts, compiled by this machine's backend (no table rows)
-        argv = ["-m", "benchmarks.hlo", "--env", *GAMES, "mpe/simple_spread-v0", "mpe/simple_tag-v0"]
-        argv += ["--num-envs", *ns, "--out", "{out}"]
+        argv = ["-m", "benchmarks.hlo", "--num-envs", *ns, "--out", "{out}"]  # its default envs
         rows = lambda doc: []
     elif spec.kind == "pogema":
         q = spec.quick

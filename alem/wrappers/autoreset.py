@@ -176,13 +176,14 @@ class BatchedAutoReset:
                 f: put(fresh[f], getattr(new_ts, f)) for f in fresh
             }
 
-        pick = lambda old, new: jnp.where(done.reshape((-1,) + (1,) * (old.ndim - 1)), new, old)
-        if env.fixed_start:  # one start state for all: compute it once, select it where ended
-            new_state, new_ts = env.reset(key_reset, params)
-            state, fresh = swap_in(state, fresh, new_state, new_ts, pick)
-        elif k == e:  # a fresh episode for every env, selected where ended: no loop, no scatter
-            keys = jax.random.split(key_reset, e)
-            new_state, new_ts = jax.vmap(env.reset, in_axes=(0, None))(keys, params)
+        if env.fixed_start or k == e:
+            if env.fixed_start:  # one start state for all: compute it once
+                new_state, new_ts = env.reset(key_reset, params)
+            else:  # a fresh episode for every env: no loop, no scatter
+                keys = jax.random.split(key_reset, e)
+                new_state, new_ts = jax.vmap(env.reset, in_axes=(0, None))(keys, params)
+            # kept where an episode ended (a single start state broadcasts)
+            pick = lambda old, new: jnp.where(done.reshape((-1,) + (1,) * (old.ndim - 1)), new, old)
             state, fresh = swap_in(state, fresh, new_state, new_ts, pick)
         else:
             ended = jnp.cumsum(done.astype(jnp.int32))  # ended[i]: envs ended among 0..i
