@@ -3,24 +3,19 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from alem.envs.coordination.mpe.core import MPEEnv, MPEParams, MPEState
+from alem.envs.coordination.mpe.core import MPEEnv, MPEParams, MPEState, Scenario, at_least
 from alem.envs.coordination.mpe.physics import Layout, bound_penalty, distances, drop_diagonal, pad_rows
-from alem.errors import EnvArgumentError
 
 __all__ = ["SimpleTag", "SimpleAdversary", "SimplePush", "SimpleWorldComm"]
 
 _ADVERSARY_RGB = [0.85, 0.35, 0.35]
 _GOOD_RGB = [0.35, 0.85, 0.35]
-
-
-def _at_least(cls: str, **counts: int) -> None:
-    for name, (value, low) in counts.items():
-        if int(value) < low:
-            raise EnvArgumentError(f"{cls}: {name} must be >= {low}, got {value}")
 
 
 def _rel_others(ap: jax.Array) -> jax.Array:
@@ -62,25 +57,19 @@ class SimpleTag(MPEEnv):
     - **Version**: v0.
     """
 
-    def __init__(
-        self,
-        num_good: int = 1,
-        num_adversaries: int = 3,
-        num_obstacles: int = 2,
-        *,
-        continuous_actions: bool = False,
-        max_steps: int | None = None,
-        max_cycles: int | None = None,
-        illegal_action: str = "replace",
-    ):
-        super().__init__(illegal_action=illegal_action)
-        _at_least(
+    def __init__(self, num_good: int = 1, num_adversaries: int = 3, num_obstacles: int = 2, **options: Any):
+        at_least(
             "SimpleTag",
             num_good=(num_good, 1),
             num_adversaries=(num_adversaries, 1),
             num_obstacles=(num_obstacles, 0),
         )
-        g, a, o = int(num_good), int(num_adversaries), int(num_obstacles)
+        self.num_good, self.num_adversaries = int(num_good), int(num_adversaries)
+        self._num_obstacles = int(num_obstacles)
+        super().__init__(**options)
+
+    def scenario(self) -> Scenario:
+        g, a, o = self.num_good, self.num_adversaries, self._num_obstacles
         n = g + a
         is_adv = np.arange(n) < a
         layout = Layout.build(
@@ -93,17 +82,13 @@ class SimpleTag(MPEEnv):
             landmark_spawn=0.9,
         )
         base = 4 + 2 * o + 2 * (n - 1)
-        self._setup(
+        return Scenario(
             layout,
             [f"adversary_{i}" for i in range(a)] + [f"agent_{i}" for i in range(g)],
             np.where(is_adv, 0, 1),
             ["adversary", "good"],
             [base + 2 * g] * a + [base + 2 * (g - 1)] * g,
-            continuous_actions=continuous_actions,
-            max_steps=max_steps,
-            max_cycles=max_cycles,
         )
-        self.num_adversaries, self.num_good = a, g
 
     def observe(self, state: MPEState, params: MPEParams) -> jax.Array:
         n, a = self.num_agents, self.num_adversaries
@@ -151,29 +136,20 @@ class SimpleAdversary(MPEEnv):
 
     num_goals = 1
 
-    def __init__(
-        self,
-        num_good: int = 2,
-        *,
-        continuous_actions: bool = False,
-        max_steps: int | None = None,
-        max_cycles: int | None = None,
-        illegal_action: str = "replace",
-    ):
-        super().__init__(illegal_action=illegal_action)
-        _at_least("SimpleAdversary", num_good=(num_good, 1))
-        g = int(num_good)
-        n = g + 1
-        layout = Layout.build([0.15] * n, [0.08] * g, dim_c=2, agent_collide=False)
-        self._setup(
+    def __init__(self, num_good: int = 2, **options: Any):
+        at_least("SimpleAdversary", num_good=(num_good, 1))
+        self.num_good = int(num_good)
+        super().__init__(**options)
+
+    def scenario(self) -> Scenario:
+        g = self.num_good
+        layout = Layout.build([0.15] * (g + 1), [0.08] * g, dim_c=2, agent_collide=False)
+        return Scenario(
             layout,
             ["adversary_0"] + [f"agent_{i}" for i in range(g)],
             [0] + [1] * g,
             ["adversary", "good"],
             [4 * g] + [4 * g + 2] * g,
-            continuous_actions=continuous_actions,
-            max_steps=max_steps,
-            max_cycles=max_cycles,
         )
 
     def sample_goals(self, key: jax.Array) -> jax.Array:
@@ -224,26 +200,9 @@ class SimplePush(MPEEnv):
     num_goals = 1
     _LANDMARK_RGB = np.array([[0.1, 0.9, 0.1], [0.1, 0.1, 0.9]], np.float32)
 
-    def __init__(
-        self,
-        *,
-        continuous_actions: bool = False,
-        max_steps: int | None = None,
-        max_cycles: int | None = None,
-        illegal_action: str = "replace",
-    ):
-        super().__init__(illegal_action=illegal_action)
+    def scenario(self) -> Scenario:
         layout = Layout.build([0.05] * 2, [0.05] * 2, dim_c=2, agent_collide=True)
-        self._setup(
-            layout,
-            ["adversary_0", "agent_0"],
-            [0, 1],
-            ["adversary", "good"],
-            [8, 19],
-            continuous_actions=continuous_actions,
-            max_steps=max_steps,
-            max_cycles=max_cycles,
-        )
+        return Scenario(layout, ["adversary_0", "agent_0"], [0, 1], ["adversary", "good"], [8, 19])
 
     def _good_color(self, goal: jax.Array) -> jax.Array:
         return 0.25 + 0.5 * jax.nn.one_hot(goal + 1, 3, dtype=jnp.float32)
@@ -312,14 +271,9 @@ class SimpleWorldComm(MPEEnv):
         num_obstacles: int = 1,
         num_food: int = 2,
         num_forests: int = 2,
-        *,
-        continuous_actions: bool = False,
-        max_steps: int | None = None,
-        max_cycles: int | None = None,
-        illegal_action: str = "replace",
+        **options: Any,
     ):
-        super().__init__(illegal_action=illegal_action)
-        _at_least(
+        at_least(
             "SimpleWorldComm",
             num_good=(num_good, 1),
             num_adversaries=(num_adversaries, 1),
@@ -327,8 +281,13 @@ class SimpleWorldComm(MPEEnv):
             num_food=(num_food, 1),
             num_forests=(num_forests, 0),
         )
-        g, a = int(num_good), int(num_adversaries)
-        o, f, w = int(num_obstacles), int(num_food), int(num_forests)
+        self.num_good, self.num_adversaries = int(num_good), int(num_adversaries)
+        self._counts = (int(num_obstacles), int(num_food), int(num_forests))
+        super().__init__(**options)
+
+    def scenario(self) -> Scenario:
+        g, a = self.num_good, self.num_adversaries
+        o, f, w = self._counts
         n = g + a
         is_adv = np.arange(n) < a
         layout = Layout.build(
@@ -341,23 +300,14 @@ class SimpleWorldComm(MPEEnv):
             max_speed=np.where(is_adv, 1.0, 1.3),
             landmark_spawn=0.9,
         )
-        num_l = o + f + w
-        base = 4 + 2 * num_l + 2 * (n - 1) + w
-        names = (
-            ["leadadversary_0"] + [f"adversary_{i}" for i in range(a - 1)] + [f"agent_{i}" for i in range(g)]
-        )
-        self._setup(
+        base = 4 + 2 * (o + f + w) + 2 * (n - 1) + w
+        return Scenario(
             layout,
-            names,
+            ["leadadversary_0"] + [f"adversary_{i}" for i in range(a - 1)] + [f"agent_{i}" for i in range(g)],
             [0] + [1] * (a - 1) + [2] * g,
             ["leader", "adversary", "good"],
             [base + 2 * g + 4] * a + [base + 2 * (g - 1)] * g,
-            continuous_actions=continuous_actions,
-            max_steps=max_steps,
-            max_cycles=max_cycles,
         )
-        self.num_adversaries, self.num_good = a, g
-        self._counts = (o, f, w)
 
     def observe(self, state: MPEState, params: MPEParams) -> jax.Array:
         n, a = self.num_agents, self.num_adversaries

@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from alem.envs.coordination.mpe.core import MPEEnv, MPEParams, MPEState
+from alem.envs.coordination.mpe.core import MPEEnv, MPEParams, MPEState, Scenario
 from alem.envs.coordination.mpe.physics import Layout, pad_rows
 
 __all__ = ["SimpleReference", "SimpleSpeakerListener", "SimpleCrypto"]
@@ -39,28 +39,11 @@ class SimpleReference(MPEEnv):
 
     num_goals = 2
 
-    def __init__(
-        self,
-        *,
-        local_ratio: float = 0.5,
-        continuous_actions: bool = False,
-        max_steps: int | None = None,
-        max_cycles: int | None = None,
-        illegal_action: str = "replace",
-    ):
-        super().__init__(illegal_action=illegal_action)
+    uses_local_ratio = True
+
+    def scenario(self) -> Scenario:
         layout = Layout.build([0.05] * 2, [0.05] * 3, dim_c=10, agent_collide=False, silent=False)
-        self._setup(
-            layout,
-            ["agent_0", "agent_1"],
-            [0, 0],
-            ["agent"],
-            [21, 21],
-            continuous_actions=continuous_actions,
-            max_steps=max_steps,
-            max_cycles=max_cycles,
-            local_ratio=local_ratio,
-        )
+        return Scenario(layout, ["agent_0", "agent_1"], [0, 0], ["agent"], [21, 21])
 
     def sample_goals(self, key: jax.Array) -> jax.Array:
         return jax.random.randint(key, (2,), 0, 3, jnp.int32)
@@ -107,15 +90,7 @@ class SimpleSpeakerListener(MPEEnv):
 
     num_goals = 1
 
-    def __init__(
-        self,
-        *,
-        continuous_actions: bool = False,
-        max_steps: int | None = None,
-        max_cycles: int | None = None,
-        illegal_action: str = "replace",
-    ):
-        super().__init__(illegal_action=illegal_action)
+    def scenario(self) -> Scenario:
         layout = Layout.build(
             [0.075] * 2,
             [0.04] * 3,
@@ -124,16 +99,7 @@ class SimpleSpeakerListener(MPEEnv):
             agent_collide=False,
             silent=[False, True],
         )
-        self._setup(
-            layout,
-            ["speaker_0", "listener_0"],
-            [0, 1],
-            ["speaker", "listener"],
-            [3, 11],
-            continuous_actions=continuous_actions,
-            max_steps=max_steps,
-            max_cycles=max_cycles,
-        )
+        return Scenario(layout, ["speaker_0", "listener_0"], [0, 1], ["speaker", "listener"], [3, 11])
 
     def sample_goals(self, key: jax.Array) -> jax.Array:
         return jax.random.randint(key, (1,), 0, 3, jnp.int32)
@@ -178,27 +144,12 @@ class SimpleCrypto(MPEEnv):
 
     num_goals = 2
 
-    def __init__(
-        self,
-        *,
-        continuous_actions: bool = False,
-        max_steps: int | None = None,
-        max_cycles: int | None = None,
-        illegal_action: str = "replace",
-    ):
-        super().__init__(illegal_action=illegal_action)
+    def scenario(self) -> Scenario:
         layout = Layout.build(
             [0.05] * 3, [0.05] * 2, dim_c=4, agent_movable=False, agent_collide=False, silent=False
         )
-        self._setup(
-            layout,
-            ["eve_0", "bob_0", "alice_0"],
-            [0, 1, 2],
-            ["adversary", "listener", "speaker"],
-            [4, 8, 8],
-            continuous_actions=continuous_actions,
-            max_steps=max_steps,
-            max_cycles=max_cycles,
+        return Scenario(
+            layout, ["eve_0", "bob_0", "alice_0"], [0, 1, 2], ["adversary", "listener", "speaker"], [4, 8, 8]
         )
 
     def sample_goals(self, key: jax.Array) -> jax.Array:

@@ -6,6 +6,8 @@ each scenario module subclasses :class:`MPEEnv` with its observations and reward
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -18,7 +20,7 @@ from alem.core import EnvParams, MultiAgentEnv, TimeStep
 from alem.envs.coordination.mpe.physics import Layout, physics_step
 from alem.errors import EnvArgumentError
 
-__all__ = ["MPEState", "MPEParams", "MPEEnv", "MOVES", "DEFAULT_MAX_STEPS"]
+__all__ = ["MPEState", "MPEParams", "MPEEnv", "Scenario", "MOVES", "DEFAULT_MAX_STEPS"]
 
 #: A movable agent's moves (mpe2's order), and their indices.
 MOVES = ("no-op", "left", "right", "down", "up")
@@ -50,11 +52,36 @@ class MPEParams(EnvParams):
     local_ratio: jax.Array
 
 
+@dataclasses.dataclass(frozen=True)
+class Scenario:
+    """What a scenario builds: its world's entities and the agents in it (``roles[i]`` indexes
+    ``role_names``; ``obs_dims[i]`` is agent i's real observation width)."""
+
+    layout: Layout
+    agents: Sequence[str]
+    roles: Sequence[int]
+    role_names: Sequence[str]
+    obs_dims: Sequence[int]
+
+
+def at_least(scenario: str, **counts: tuple[int, int]) -> None:
+    """Refuse a count below its minimum: ``at_least("SimpleTag", num_good=(value, 1))``."""
+    for name, (value, low) in counts.items():
+        if int(value) < low:
+            raise EnvArgumentError(f"{scenario}: {name} must be >= {low}, got {value}")
+
+
 class MPEEnv(MultiAgentEnv[MPEState, MPEParams]):
     """Shared machinery of the MPE scenarios (see :mod:`alem.envs.coordination.mpe`).
 
-    Subclasses call :meth:`_setup` in ``__init__`` and implement :meth:`observe`,
-    :meth:`rewards`, :meth:`entity_colors` and, where goals are sampled, :meth:`sample_goals`.
+    One constructor for every scenario: it takes the options all of them share
+    (``continuous_actions``, ``max_steps``/``max_cycles``, ``illegal_action``, and ``local_ratio``
+    where ``uses_local_ratio``) and builds the world :meth:`scenario` describes. A scenario with
+    counts of its own (``num_good`` ...) checks and stores them in its ``__init__``, then calls
+    ``super().__init__(**options)``; the class's signature (what :func:`alem.make` checks keywords
+    against, and what ``help`` shows) is its own counts followed by the shared options.
+    Subclasses implement :meth:`scenario`, :meth:`observe`, :meth:`rewards`,
+    :meth:`entity_colors` and, where goals are sampled, :meth:`sample_goals`.
 
     Actions (mpe2's encoding): a movable agent's move is one of ``no-op, left, right, down,
     up``; an agent that speaks picks one of ``dim_c`` words. Discrete: a movable speaker has
@@ -72,25 +99,30 @@ class MPEEnv(MultiAgentEnv[MPEState, MPEParams]):
     cheap_reset: ClassVar[bool] = True  # a few uniform draws and the observation
     version: ClassVar[int] = 0
 
+    #: Whether the rewards read ``params.local_ratio`` (simple_spread, simple_reference); the
+    #: other scenarios refuse the keyword.
+    uses_local_ratio: ClassVar[bool] = False
+
     layout: Layout
     obs_dims: tuple[int, ...]
     num_goals: int = 0
 
-    def _setup(
+    def __init__(
         self,
-        layout: Layout,
-        agent_names: Sequence[str],
-        roles: Sequence[int],
-        role_names: Sequence[str],
-        obs_dims: Sequence[int],
         *,
-        continuous_actions: bool,
+        continuous_actions: bool = False,
         max_steps: int | None = None,
         max_cycles: int | None = None,
-        local_ratio: float = 0.5,
-    ) -> None:
-        """Set the static description; ``max_cycles`` is mpe2's name for ``max_steps``."""
+        local_ratio: float | None = None,
+        illegal_action: str = "replace",
+    ):
+        super().__init__(illegal_action=illegal_action)
         name = type(self).__name__
+        if local_ratio is None:
+            local_ratio = 0.5
+        elif not self.uses_local_ratio:
+            raise EnvArgumentError(f"{name}: local_ratio is not read by this scenario's rewards")
+        scenario = self.scenario()
         if max_steps is not None and max_cycles is not None:
             raise EnvArgumentError(
                 f"{name}: pass max_steps or max_cycles (mpe2's name for it), not both; "
@@ -101,12 +133,12 @@ class MPEEnv(MultiAgentEnv[MPEState, MPEParams]):
         if int(max_steps) < 1:
             raise EnvArgumentError(f"{name}: {key} must be >= 1, got {max_steps}")
         if not 0.0 <= float(local_ratio) <= 1.0:
-            raise EnvArgumentError(f"{type(self).__name__}: local_ratio must be in [0, 1], got {local_ratio}")
-        self.layout = layout
-        self.agents = tuple(agent_names)
-        self.agent_roles = np.asarray(roles, dtype=np.int32)
-        self.role_names = tuple(role_names)
-        self.obs_dims = tuple(int(d) for d in obs_dims)
+            raise EnvArgumentError(f"{name}: local_ratio must be in [0, 1], got {local_ratio}")
+        self.layout = layout = scenario.layout
+        self.agents = tuple(scenario.agents)
+        self.agent_roles = np.asarray(scenario.roles, dtype=np.int32)
+        self.role_names = tuple(scenario.role_names)
+        self.obs_dims = tuple(int(d) for d in scenario.obs_dims)
         self.obs_width = max(self.obs_dims)
         self.continuous_actions = bool(continuous_actions)
         self._max_steps = int(max_steps)
@@ -182,7 +214,15 @@ class MPEEnv(MultiAgentEnv[MPEState, MPEParams]):
         legal = (actions >= 0) & (actions < jnp.asarray(self._act_dims, actions.dtype))
         return jnp.where(legal, actions, 0), ~legal
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls.__signature__ = _constructor_signature(cls)
+
     # ------------------------------------------------------------------ scenario hooks
+    def scenario(self) -> Scenario:
+        """The world and its agents, from the counts ``__init__`` stored."""
+        raise NotImplementedError
+
     def sample_goals(self, key: jax.Array) -> jax.Array:
         """int32 ``[num_goals]`` goal/landmark assignments drawn at reset."""
         return jnp.zeros((0,), jnp.int32)
@@ -314,3 +354,24 @@ class MPEEnv(MultiAgentEnv[MPEState, MPEParams]):
                     y0, x0 = cell + row * (cell + 2), cell + j * (cell + 1)
                     img[y0 : y0 + cell, x0 : x0 + cell] = 225.0 * (1.0 - value)  # light grey = 0
         return img.astype(np.uint8)
+
+
+def _constructor_signature(cls: type[MPEEnv]) -> inspect.Signature:
+    """A scenario's own counts, then the shared options it reads (``local_ratio`` only where
+    ``uses_local_ratio``, shown with its effective default)."""
+    base = inspect.signature(MPEEnv.__init__).parameters
+    own = [
+        p
+        for p in inspect.signature(cls.__init__).parameters.values()
+        if p.name != "self" and p.name not in base and p.kind is not inspect.Parameter.VAR_KEYWORD
+    ]
+    shared = []
+    for p in base.values():
+        if p.name == "self":
+            continue
+        if p.name == "local_ratio":
+            if not cls.uses_local_ratio:
+                continue
+            p = p.replace(annotation="float", default=0.5)
+        shared.append(p)
+    return inspect.Signature(own + shared)

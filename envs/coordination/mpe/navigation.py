@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from alem.envs.coordination.mpe.core import MPEEnv, MPEParams, MPEState
+from alem.envs.coordination.mpe.core import MPEEnv, MPEParams, MPEState, Scenario, at_least
 from alem.envs.coordination.mpe.physics import Layout, distances, drop_diagonal
-from alem.errors import EnvArgumentError
 
 __all__ = ["Simple", "SimpleSpread"]
 
@@ -31,26 +32,9 @@ class Simple(MPEEnv):
 
     cooperative = True  # the agents share one goal (alem.core.MultiAgentEnv)
 
-    def __init__(
-        self,
-        *,
-        continuous_actions: bool = False,
-        max_steps: int | None = None,
-        max_cycles: int | None = None,
-        illegal_action: str = "replace",
-    ):
-        super().__init__(illegal_action=illegal_action)
+    def scenario(self) -> Scenario:
         layout = Layout.build([0.05], [0.05], dim_c=0, agent_collide=False)
-        self._setup(
-            layout,
-            ["agent_0"],
-            [0],
-            ["agent"],
-            [4],
-            continuous_actions=continuous_actions,
-            max_steps=max_steps,
-            max_cycles=max_cycles,
-        )
+        return Scenario(layout, ["agent_0"], [0], ["agent"], [4])
 
     def observe(self, state: MPEState, params: MPEParams) -> jax.Array:
         return jnp.concatenate([state.vel[:1], state.pos[1:2] - state.pos[:1]], axis=-1)
@@ -88,32 +72,17 @@ class SimpleSpread(MPEEnv):
 
     cooperative = True  # the agents share one goal (alem.core.MultiAgentEnv)
 
-    def __init__(
-        self,
-        num_agents: int = 3,
-        *,
-        local_ratio: float = 0.5,
-        continuous_actions: bool = False,
-        max_steps: int | None = None,
-        max_cycles: int | None = None,
-        illegal_action: str = "replace",
-    ):
-        super().__init__(illegal_action=illegal_action)
-        n = int(num_agents)
-        if n < 2:
-            raise EnvArgumentError(f"SimpleSpread: num_agents must be >= 2, got {num_agents}")
+    uses_local_ratio = True
+
+    def __init__(self, num_agents: int = 3, **options: Any):
+        at_least("SimpleSpread", num_agents=(num_agents, 2))
+        self._n = int(num_agents)
+        super().__init__(**options)
+
+    def scenario(self) -> Scenario:
+        n = self._n
         layout = Layout.build([0.15] * n, [0.05] * n, dim_c=2, agent_collide=True)
-        self._setup(
-            layout,
-            [f"agent_{i}" for i in range(n)],
-            [0] * n,
-            ["agent"],
-            [6 * n] * n,
-            continuous_actions=continuous_actions,
-            max_steps=max_steps,
-            max_cycles=max_cycles,
-            local_ratio=local_ratio,
-        )
+        return Scenario(layout, [f"agent_{i}" for i in range(n)], [0] * n, ["agent"], [6 * n] * n)
 
     def observe(self, state: MPEState, params: MPEParams) -> jax.Array:
         n = self.num_agents

@@ -195,6 +195,30 @@ def test_bad_configuration_raises():
 
 
 @pytest.mark.parametrize("env_id", ALL)
+def test_every_scenario_takes_the_shared_options_through_one_constructor(env_id):
+    """The scenario's own counts come first, then the options every scenario shares;
+    ``local_ratio`` only where the rewards read it (elsewhere it is refused, not ignored)."""
+    import inspect
+
+    env = alem.make(env_id)
+    names = list(inspect.signature(type(env)).parameters)
+    shared = ["continuous_actions", "max_steps", "max_cycles"]
+    shared += ["local_ratio"] if type(env).uses_local_ratio else []
+    assert names[-len(shared) - 1 :] == shared + ["illegal_action"]
+    assert all(n.startswith("num_") for n in names[: -len(shared) - 1]), names
+    assert alem.make(env_id, continuous_actions=True).continuous_actions
+    with pytest.raises(alem.EnvArgumentError, match="illegal_action='nope'"):
+        alem.make(env_id, illegal_action="nope")
+    if type(env).uses_local_ratio:
+        assert float(alem.make(env_id, local_ratio=0.25).default_params.local_ratio) == 0.25
+    else:
+        with pytest.raises(alem.EnvArgumentError, match="local_ratio"):
+            alem.make(env_id, local_ratio=0.25)
+        with pytest.raises(alem.EnvArgumentError, match="local_ratio is not read"):
+            type(env)(local_ratio=0.25)
+
+
+@pytest.mark.parametrize("env_id", ALL)
 def test_max_cycles_is_an_alias_of_max_steps(env_id):
     assert int(alem.make(env_id).default_params.max_steps) == 25
     assert int(alem.make(env_id, max_steps=9).default_params.max_steps) == 9
