@@ -1,7 +1,7 @@
 """Trained learners as evaluator players: ``checkpoint:<run dir>``.
 
 The run directory of ``python -m alem.train`` holds the learner configuration
-(``results.json``), the roles and the last checkpoint; :class:`CheckpointPolicy`
+(``results.json``), the roles and the last checkpoint; :class:`CheckpointPlayer`
 rebuilds the learner for the env it is asked to play and samples from (or
 takes the mode of) the trained actor of one seed; a value-based run (``pqn``,
 ``iql``, ``vdn``, ...) plays its greedy legal action. It is a device policy: a pure
@@ -29,10 +29,10 @@ from alem.algos.qlearning import QLearner, make_q_learner
 from alem.algos.td import masked_argmax
 from alem.core import MultiAgentEnv
 from alem.errors import AlemError
-from alem.policies import Policy, Turn
+from alem.players import Player, Turn
 from alem.training.checkpoint import CheckpointError, latest, restore
 
-__all__ = ["CheckpointPolicy", "TrainedActor", "load_trained", "actor_actions"]
+__all__ = ["CheckpointPlayer", "TrainedActor", "load_trained", "actor_actions"]
 
 
 def load_trained(
@@ -172,7 +172,7 @@ def _learner_config(res: dict, path: Path) -> LearnerConfig | QConfig:
     )
 
 
-class CheckpointPolicy(Policy):
+class CheckpointPlayer(Player):
     """Plays seat ``turn.agent`` with the trained actor of a run (``spec`` = the run directory)."""
 
     def __init__(

@@ -110,11 +110,11 @@ def mixture_table(tree, tables: list[np.ndarray], weights: np.ndarray) -> np.nda
 
 
 def score_poker(env, run_dir: Path, greedy: bool) -> dict[str, float]:
-    from alem.algos.checkpoint_player import CheckpointPolicy
+    from alem.algos.checkpoint_player import CheckpointPlayer
     from alem.arena.exploitability import player_exploitability
     from alem.envs.games.exploitability import exploitability, game_tree
 
-    final = CheckpointPolicy(env, str(run_dir), greedy=greedy)
+    final = CheckpointPlayer(env, str(run_dir), greedy=greedy)
     scores = {"exploitability": float(player_exploitability(env, final))}
     pool = pool_state(env, run_dir)
     if pool is None or greedy:
@@ -125,7 +125,7 @@ def score_poker(env, run_dir: Path, greedy: bool) -> dict[str, float]:
     tables = []
     for k in range(filled):
         t = np.asarray(
-            CheckpointPolicy(env, str(run_dir), snapshot=k).action_probs(obs, mask, seat), np.float64
+            CheckpointPlayer(env, str(run_dir), snapshot=k).action_probs(obs, mask, seat), np.float64
         )
         tables.append(t / t.sum(1, keepdims=True))
     uniform = np.full(filled, 1.0 / filled)

@@ -161,7 +161,10 @@ def score_sparse(out: Path, group: str, env_id: str, algo: str, dry_run: bool) -
         "sparse_return_ci95": ci95(per_seed),
         "episodes_per_seed": int(np.min(episodes)),
     }
-    print(f"{env_id} {algo}: sparse return {row['sparse_return_mean']:.1f} per seed {per_seed.round(1)}", flush=True)
+    print(
+        f"{env_id} {algo}: sparse return {row['sparse_return_mean']:.1f} per seed {per_seed.round(1)}",
+        flush=True,
+    )
     (d / "sparse_eval.json").write_text(json.dumps(row, indent=2) + "\n")
     return row
 
@@ -175,7 +178,7 @@ def score_tictactoe(out: Path, dry_run: bool) -> dict[str, Any] | None:
     import alem
     from alem.arena.stats import ci95
     from alem.evaluate import evaluate
-    from alem.policies import make_policy
+    from alem.players import make_player
 
     env = alem.make(env_id)
     seeds = json.loads((d / "results.json").read_text())["num_seeds"]
@@ -183,8 +186,8 @@ def score_tictactoe(out: Path, dry_run: bool) -> dict[str, Any] | None:
     for opponent in TTT_OPPONENTS:
         for seat in (0, 1):
             for s in range(seeds):
-                trained = make_policy("checkpoint", env, spec=str(d), seed_index=s)
-                other = make_policy(opponent, env)
+                trained = make_player("checkpoint", env, spec=str(d), seed_index=s)
+                other = make_player(opponent, env)
                 players = [trained, other] if seat == 0 else [other, trained]
                 labels = ["trained", opponent] if seat == 0 else [opponent, "trained"]
                 res = evaluate(

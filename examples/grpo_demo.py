@@ -88,7 +88,7 @@ from alem.text.train.grpo import (
     summarize,
     training_seeds,
 )
-from examples.lora_policy import LORA_TARGETS, LoRAChatPolicy, play, require_torch, train_step
+from examples.lora_policy import LORA_TARGETS, LoRAChatPlayer, play, require_torch, train_step
 
 __all__ = ["RESULTS_FILE", "check_out", "positive", "versions", "machine", "run", "main"]
 
@@ -176,7 +176,7 @@ def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> dict[st
     torch.manual_seed(args.seed)
 
     t0 = time.perf_counter()
-    policy = LoRAChatPolicy(args.model, rank=args.lora_rank, alpha=2.0 * args.lora_rank, seed=args.seed)
+    policy = LoRAChatPlayer(args.model, rank=args.lora_rank, alpha=2.0 * args.lora_rank, seed=args.seed)
     n_train = sum(p.numel() for p in policy.trainable_parameters)
     pool_kw = dict(seed=args.seed, invalid="random", players=others)
     train_pool = TextEnvPool(env, args.groups * args.group_size, **pool_kw)

@@ -1,6 +1,6 @@
 """A chat model trained with LoRA adapters in PyTorch, and GRPO's policy-gradient step on it.
 
-:class:`LoRAChatPolicy` loads a GGUF chat model (the embedded SmolLM2-135M) into
+:class:`LoRAChatPlayer` loads a GGUF chat model (the embedded SmolLM2-135M) into
 ``transformers`` in float32 and adds ``peft`` LoRA adapters; :func:`play` runs alem text games
 with it (replies that share a prompt share one forward pass over it); :func:`train_step` is one
 AdamW step of :func:`pg_loss`. Needs the ``llmtrain`` extra (torch, transformers, peft, gguf)."""
@@ -16,7 +16,7 @@ from typing import Any
 from alem.errors import ConfigError, DependencyNotInstalled
 from alem.text.train.grpo import Sample, pool_reply
 
-__all__ = ["INSTALL", "LORA_TARGETS", "require_torch", "pg_loss", "LoRAChatPolicy", "play", "train_step"]
+__all__ = ["INSTALL", "LORA_TARGETS", "require_torch", "pg_loss", "LoRAChatPlayer", "play", "train_step"]
 
 #: How to install what the demo needs beyond alem itself.
 INSTALL = (
@@ -73,7 +73,7 @@ def pg_loss(
     return loss
 
 
-class LoRAChatPolicy:
+class LoRAChatPlayer:
     """A chat model from a GGUF file (float32, via ``transformers``) with LoRA adapters.
 
     Args:
@@ -236,7 +236,7 @@ def _by_prompt(items: Iterable[tuple[list[int], Any]]) -> dict[tuple[int, ...], 
 
 def play(
     pool: Any,
-    policy: LoRAChatPolicy,
+    policy: LoRAChatPlayer,
     seeds: Iterable[int],
     *,
     temperature: float,
@@ -286,7 +286,7 @@ def play(
 
 
 def train_step(
-    policy: LoRAChatPolicy,
+    policy: LoRAChatPlayer,
     optimizer: Any,
     batch: Sequence[tuple[Any, float]],
     completions: Mapping[Any, Sample],

@@ -129,7 +129,7 @@ def infoset_prompts(env: Any) -> list[InfosetPrompt]:
     builds a first-turn prompt with ``history=0`` (system: rules and answer format; user: the
     seat's view and the legal moves)."""
     from alem.envs.games.exploitability import game_tree
-    from alem.policies import host_view
+    from alem.players import host_view
     from alem.text.llm.prompts import system_prompt, turn_prompt
 
     tree = game_tree(env)
@@ -330,7 +330,7 @@ def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> dict[st
     before_from = None
     if args.before_from:
         before_from = json.loads(Path(args.before_from).read_text())
-    from examples.lora_policy import LORA_TARGETS, LoRAChatPolicy, play, require_torch, train_step
+    from examples.lora_policy import LORA_TARGETS, LoRAChatPlayer, play, require_torch, train_step
 
     torch, _, _ = require_torch()
     import alem
@@ -342,7 +342,7 @@ def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> dict[st
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     t0 = time.perf_counter()
-    policy = LoRAChatPolicy(args.model, rank=args.lora_rank, alpha=2.0 * args.lora_rank, seed=args.seed)
+    policy = LoRAChatPlayer(args.model, rank=args.lora_rank, alpha=2.0 * args.lora_rank, seed=args.seed)
     n_train = sum(p.numel() for p in policy.trainable_parameters)
     eval_config = _eval_config(args, policy.path.name)
     if before_from is not None and before_from.get("eval_config") != jsonable_config(eval_config):

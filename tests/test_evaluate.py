@@ -16,16 +16,16 @@ from omegaconf import OmegaConf
 import alem
 from alem.errors import BackendUnavailable
 from alem.evaluate import ConfigError, build_players, evaluate, format_table, main, run
-from alem.policies import FunctionPolicy, make_policy, policy_names
+from alem.players import FunctionPlayer, make_player, player_names
 from alem.rundir import read_jsonl
-from alem.text.llm.player import LLMPolicy
+from alem.text.llm.player import LLMPlayer
 from alem.text.llm.testing import FakeChatServer
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def const(a: int, name: str = "const"):
-    return FunctionPolicy(lambda key, turn: jnp.full(turn.active.shape, a, jnp.int32), name)
+    return FunctionPlayer(lambda key, turn: jnp.full(turn.active.shape, a, jnp.int32), name)
 
 
 def episodes_of(run_dir: Path) -> dict[int, dict]:
@@ -40,7 +40,7 @@ def kuhn():
 def test_known_answer_and_table(tmp_path):
     """Scripted 'LLM' cooperates, a device player defects: every round pays 0 and 5."""
     env = alem.make("iterated_prisoners_dilemma-v0", num_rounds=3)
-    llm = LLMPolicy(env, backend="scripted", script="first")
+    llm = LLMPlayer(env, backend="scripted", script="first")
     res = evaluate(
         env, [llm, const(1)], episodes=5, num_envs=2, seed=0, run_dir=tmp_path, labels=["llm", "defect"]
     )
@@ -58,7 +58,7 @@ def test_known_answer_and_table(tmp_path):
 
 
 def test_ci_and_win_draw_loss(kuhn, tmp_path):
-    players = [make_policy("random", kuhn), make_policy("random", kuhn)]
+    players = [make_player("random", kuhn), make_player("random", kuhn)]
     res = evaluate(kuhn, players, episodes=40, num_envs=7, seed=1, run_dir=tmp_path)
     r = np.array([e["returns"] for e in episodes_of(tmp_path).values()])
     assert res["zero_sum"]
@@ -75,19 +75,19 @@ def test_results_do_not_depend_on_batching(kuhn, tmp_path):
     """Episode e gets the same deal and policy keys whatever num_envs is."""
     out = []
     for b in (2, 7):
-        players = [make_policy("random", kuhn), make_policy("random", kuhn)]
+        players = [make_player("random", kuhn), make_player("random", kuhn)]
         evaluate(kuhn, players, episodes=7, num_envs=b, seed=5, run_dir=tmp_path / str(b), progress=False)
         out.append({e: (r["returns"], r["length"]) for e, r in episodes_of(tmp_path / str(b)).items()})
     assert out[0] == out[1] and len(out[0]) == 7
     assert len({tuple(v[0]) for v in out[0].values()}) > 1  # different deals across episodes
-    players = [make_policy("random", kuhn), make_policy("random", kuhn)]
+    players = [make_player("random", kuhn), make_player("random", kuhn)]
     evaluate(kuhn, players, episodes=7, num_envs=7, seed=6, run_dir=tmp_path / "s6", progress=False)
     assert {e: (r["returns"], r["length"]) for e, r in episodes_of(tmp_path / "s6").items()} != out[0]
 
 
 def test_minimax_never_loses_at_tic_tac_toe(tmp_path):
     env = alem.make("tic_tac_toe-v0")
-    if "minimax" not in policy_names(env):
+    if "minimax" not in player_names(env):
         pytest.skip("no minimax player registered")
     players = build_players(env, ["minimax", "random"])
     res = evaluate(env, players, episodes=16, num_envs=8, seed=0, run_dir=tmp_path, progress=False)
@@ -117,7 +117,7 @@ def test_resume_loses_nothing_and_counts_nothing_twice(tmp_path):
     env = alem.make("tic_tac_toe-v0")
 
     def players(after):
-        return [LLMPolicy(env, backend="scripted", script=crashing_script(after)), make_policy("random", env)]
+        return [LLMPlayer(env, backend="scripted", script=crashing_script(after)), make_player("random", env)]
 
     full, part = tmp_path / "full", tmp_path / "part"
     ref = evaluate(env, players(10**9), episodes=9, num_envs=3, seed=3, run_dir=full, progress=False)
@@ -150,7 +150,7 @@ def compose_cfg(*overrides):
 def test_config_errors_are_clear(tmp_path):
     with pytest.raises(ConfigError, match="one player spec per seat"):
         run(compose_cfg("env.id=public_goods-v0", "players=[random,random]"), tmp_path / "a")
-    with pytest.raises(alem.AlemError, match="no policy 'randon'.*did you mean 'random'"):
+    with pytest.raises(alem.AlemError, match="no player 'randon'.*did you mean 'random'"):
         run(compose_cfg("players=[randon,random]"), tmp_path / "b")
     with pytest.raises(ConfigError, match="episodes must be an integer >= 1"):
         run(compose_cfg("players=[random]", "episodes=0"), tmp_path / "c")

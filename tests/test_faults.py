@@ -25,11 +25,11 @@ import alem
 from alem.engine.sync import run_sync
 from alem.errors import CacheMiss, RequestFailed
 from alem.evaluate import EvaluationStopped, evaluate, format_table
-from alem.policies import make_policy
+from alem.players import make_player
 from alem.rundir import JsonlWriter, read_jsonl
 from alem.text.llm.cache import RequestCache
 from alem.text.llm.openai import OpenAIChatBackend
-from alem.text.llm.player import LLMPolicy
+from alem.text.llm.player import LLMPlayer
 from alem.text.llm.testing import FakeChatServer
 
 pytestmark = pytest.mark.integration  # fault injection: hostile servers, killed runs, torn files
@@ -52,7 +52,7 @@ def chat(b, seed=0):
 
 
 def llm_vs_random(env, srv, **kw):
-    return [LLMPolicy(env, base_url=srv.base_url, **{**FAST, **kw}), make_policy("random", env)]
+    return [LLMPlayer(env, base_url=srv.base_url, **{**FAST, **kw}), make_player("random", env)]
 
 
 # ---------------------------------------------------------------------------- hostile replies
@@ -182,7 +182,9 @@ def test_a_short_run_whose_every_request_failed_stops_below_the_breakers_thresho
     # 2 games, about 8 decisions: fewer than the breaker's thresholds (50 in a row, 20 decisions).
     with FakeChatServer(script="first", faults=["500"] * 100) as srv:
         players = llm_vs_random(ttt, srv, max_retries=0, max_consecutive_failures=50)
-        with pytest.raises(EvaluationStopped, match="every one of its .* decisions got no reply.*resume=") as e:
+        with pytest.raises(
+            EvaluationStopped, match="every one of its .* decisions got no reply.*resume="
+        ) as e:
             evaluate(ttt, players, episodes=2, num_envs=2, run_dir=tmp_path, progress=False)
         assert "\n" not in str(e.value)
         # Those games were the fallback's: none is kept, and a resume plays them with the model.
@@ -190,7 +192,13 @@ def test_a_short_run_whose_every_request_failed_stops_below_the_breakers_thresho
         assert list(read_jsonl(tmp_path / "transcripts.jsonl")) == []
         srv.faults.clear()
         res = evaluate(
-            ttt, llm_vs_random(ttt, srv), episodes=2, num_envs=2, run_dir=tmp_path, resume=True, progress=False
+            ttt,
+            llm_vs_random(ttt, srv),
+            episodes=2,
+            num_envs=2,
+            run_dir=tmp_path,
+            resume=True,
+            progress=False,
         )
     assert sorted(r["episode"] for r in read_jsonl(tmp_path / "episodes.jsonl")) == [0, 1]
     assert res["seats"][0]["llm_api_errors"] == 0
@@ -200,7 +208,7 @@ def test_seats_that_mostly_fell_back_are_marked_in_the_table(ttt, tmp_path):
     def script(body):
         return "no idea" if body["seed"] % 3 else json.dumps({"action": "a1"})
 
-    players = [LLMPolicy(ttt, backend="scripted", script=script, reprompts=0), make_policy("random", ttt)]
+    players = [LLMPlayer(ttt, backend="scripted", script=script, reprompts=0), make_player("random", ttt)]
     res = evaluate(ttt, players, episodes=6, num_envs=3, run_dir=tmp_path, progress=False)
     seat = res["seats"][0]
     assert seat["fallback_rate"] > 0.1 and seat["fallback_warning"] is True
@@ -221,8 +229,8 @@ def test_a_replay_cache_miss_stops_the_run(ttt, tmp_path):
             progress=False,
         )
     players = [
-        LLMPolicy(ttt, base_url="http://127.0.0.1:9/v1", cache=str(cache), cache_mode="replay", **FAST),
-        make_policy("random", ttt),
+        LLMPlayer(ttt, base_url="http://127.0.0.1:9/v1", cache=str(cache), cache_mode="replay", **FAST),
+        make_player("random", ttt),
     ]
     with pytest.raises(EvaluationStopped, match="replay cache"):
         evaluate(ttt, players, episodes=3, num_envs=1, run_dir=tmp_path / "replay", progress=False)
@@ -298,7 +306,7 @@ def test_one_line_errors_for_bad_llm_settings(ttt):
         ({"max_failure_rate": 0}, "max_failure_rate"),
     ]:
         with pytest.raises(AlemError, match=f"llm.{field}"):
-            LLMPolicy(ttt, base_url="http://127.0.0.1:9/v1", **{**FAST, **kw})
+            LLMPlayer(ttt, base_url="http://127.0.0.1:9/v1", **{**FAST, **kw})
 
 
 # ---------------------------------------------------------------------------- killed runs
@@ -581,7 +589,7 @@ def test_jsonl_writer_survives_a_torn_tail(tmp_path):
 def test_damaged_run_files_are_one_line_errors_that_name_the_file(ttt, tmp_path):
     from alem.errors import AlemError
 
-    players = [make_policy("random", ttt), make_policy("random", ttt)]
+    players = [make_player("random", ttt), make_player("random", ttt)]
     evaluate(ttt, players, episodes=4, num_envs=2, run_dir=tmp_path, progress=False)
     lines = (tmp_path / "episodes.jsonl").read_text().splitlines()
     (tmp_path / "episodes.jsonl").write_text("\n".join([lines[0], "{garbage", *lines[1:]]) + "\n")
@@ -591,4 +599,4 @@ def test_damaged_run_files_are_one_line_errors_that_name_the_file(ttt, tmp_path)
     fake_run.mkdir()
     (fake_run / "results.json").write_text('{"env_id": "tic_tac_toe-v0", "lear')
     with pytest.raises(AlemError, match=r"results\.json is damaged"):
-        make_policy("checkpoint", ttt, spec=str(fake_run))
+        make_player("checkpoint", ttt, spec=str(fake_run))

@@ -506,11 +506,11 @@ def test_bad_learner_configs_fail_before_compiling(tmp_path, overrides, message)
 def test_trained_run_plays_as_a_checkpoint_policy(ppo_run):
     import jax
 
-    from alem.policies import Turn, make_policy
+    from alem.players import Turn, make_player
 
     run_dir, _ = ppo_run
     env = alem.make("coordination-v0")
-    players = [make_policy("checkpoint", env, spec=str(run_dir), seed_index=s, greedy=True) for s in (0, 1)]
+    players = [make_player("checkpoint", env, spec=str(run_dir), seed_index=s, greedy=True) for s in (0, 1)]
     state, ts = jax.vmap(env.reset, (0, None))(jax.random.split(jax.random.key(0), 64), env.default_params)
     acts = [
         p.act(jax.random.key(i), Turn(env, env.default_params, i, state, ts, None, None))
@@ -521,15 +521,15 @@ def test_trained_run_plays_as_a_checkpoint_policy(ppo_run):
     )
     # Each seed's greedy policy coordinates with itself; across seeds they may pick different
     # conventions, so score seat 0 and seat 1 from the same seed.
-    same = make_policy("checkpoint", env, spec=str(run_dir), seed_index=0, greedy=True)
+    same = make_player("checkpoint", env, spec=str(run_dir), seed_index=0, greedy=True)
     a0 = same.act(jax.random.key(2), Turn(env, env.default_params, 0, state, ts, None, None))
     a1 = same.act(jax.random.key(3), Turn(env, env.default_params, 1, state, ts, None, None))
     assert (np.asarray(a0) == np.asarray(a1)).all()
     assert ts2.reward.shape == (64, 2)
     with pytest.raises(alem.AlemError, match="trained on 'coordination-v0'"):
-        make_policy("checkpoint", alem.make("stag_hunt-v0"), spec=str(run_dir))
+        make_player("checkpoint", alem.make("stag_hunt-v0"), spec=str(run_dir))
     with pytest.raises(alem.AlemError, match="results.json"):
-        make_policy("checkpoint", env, spec=str(run_dir / "nowhere"))
+        make_player("checkpoint", env, spec=str(run_dir / "nowhere"))
 
 
 def test_a_run_shorter_than_one_chunk_cannot_be_extended_and_its_config_stays(tmp_path):
@@ -580,10 +580,10 @@ def test_value_based_presets_train_resume_and_write_what_ppo_writes(name, ppo_ru
     # the final evaluation: the greedy policy and the random one on the coordination game (random: 0.5)
     assert 0.0 <= res["trained_return_mean"] <= 1.0 and abs(res["random_return_mean"] - 0.5) < 0.2
     # the run plays as an arena player: its greedy legal action, the same as its Q-values say
-    from alem.algos.checkpoint_player import CheckpointPolicy
+    from alem.algos.checkpoint_player import CheckpointPlayer
 
     env = alem.make("coordination-v0")
-    player = CheckpointPolicy(env, spec=str(run_dir), seed_index=1)
+    player = CheckpointPlayer(env, spec=str(run_dir), seed_index=1)
     obs, mask = (
         np.zeros((2, *env.observation_space().shape[1:]), np.float32),
         np.array([[True, True], [False, True]]),

@@ -1,7 +1,7 @@
 """Evaluation arena: ``python -m alem.evaluate env=<id> players=[llm,random] episodes=100``.
 
 Plays any mix of players (random, scripted, trained checkpoints, LLMs; see
-:mod:`alem.policies`) in the seats of an env for ``episodes`` episodes and
+:mod:`alem.players`) in the seats of an env for ``episodes`` episodes and
 writes one results table.
 
 The loop is lock-step over ``num_envs`` envs: a jitted, vmapped step that also

@@ -16,7 +16,7 @@ from alem.core import MultiAgentEnv
 from alem.engine.lockstep import play
 from alem.engine.record import EPISODES_FILE, TRANSCRIPTS_FILE, EpisodeRecord, Match, read_episodes
 from alem.errors import AlemError, EvaluationStopped
-from alem.policies import Policy
+from alem.players import Player
 from alem.rundir import JsonlWriter, claim, foreign_entries, rewrite_jsonl, write_atomic
 
 __all__ = ["evaluate"]
@@ -27,7 +27,7 @@ CLI = "alem.evaluate"
 
 def evaluate(
     env: MultiAgentEnv,
-    players: Sequence[Policy],
+    players: Sequence[Player],
     *,
     episodes: int,
     num_envs: int = 8,
@@ -78,9 +78,9 @@ def evaluate(
         )
 
     t_start = time.perf_counter()
-    begun: list[Policy] = []
+    begun: list[Player] = []
     ep_log = transcript = None
-    lent: list[tuple[Policy, Any]] = []
+    lent: list[tuple[Player, Any]] = []
     try:
         if todo:  # nothing to play: no servers to start or check
             for i, p in enumerate(players):
@@ -144,12 +144,12 @@ def evaluate(
     return results
 
 
-def _failure_counts(players: Sequence[Policy]) -> dict[int, tuple[int, int]]:
+def _failure_counts(players: Sequence[Player]) -> dict[int, tuple[int, int]]:
     """Per LLM seat: (decisions so far, decisions whose requests failed for good)."""
     return {i: p.failure_counts() for i, p in enumerate(players) if hasattr(p, "failure_counts")}
 
 
-def _dead_seats(players: Sequence[Policy], before: dict[int, tuple[int, int]]) -> list[str]:
+def _dead_seats(players: Sequence[Player], before: dict[int, tuple[int, int]]) -> list[str]:
     """The seats that decided in this run and never got a reply: every one of their decisions is
     a fallback because the endpoint failed (the circuit breaker's thresholds need more decisions
     than a short run has, so this is checked at the end whatever the counts)."""
@@ -157,5 +157,7 @@ def _dead_seats(players: Sequence[Policy], before: dict[int, tuple[int, int]]) -
     for i, (d0, f0) in before.items():
         d1, f1 = players[i].failure_counts()
         if d1 > d0 and f1 - f0 == d1 - d0:
-            out.append(f"llm seat {i} ({label_of(players[i])}): every one of its {d1 - d0} decisions got no reply")
+            out.append(
+                f"llm seat {i} ({label_of(players[i])}): every one of its {d1 - d0} decisions got no reply"
+            )
     return out

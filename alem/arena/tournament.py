@@ -40,7 +40,7 @@ from alem.core import MultiAgentEnv
 from alem.engine.record import EPISODES_FILE, EpisodeRecord, Match, read_episodes
 from alem.errors import ConfigError
 from alem.json_values import jsonable
-from alem.policies import Policy
+from alem.players import Player
 
 __all__ = [
     "MODES",
@@ -82,7 +82,7 @@ class Tournament:
     match settings every pairing shares."""
 
     env: MultiAgentEnv
-    players: tuple[Policy, ...]
+    players: tuple[Player, ...]
     seatings: tuple[tuple[int, int], ...]
     episodes: int
     num_envs: int = 8

@@ -1,6 +1,6 @@
 """The counters of an LLM seat's decision records (requests, replies, parse outcomes, tokens, latency).
 
-:class:`~alem.text.llm.player.LLMPolicy` writes one transcript record per decision and sums
+:class:`~alem.text.llm.player.LLMPlayer` writes one transcript record per decision and sums
 :func:`decision_counts` of each for its live stats; the arena computes results from the
 transcripts with the same function, so a resumed evaluation counts exactly what its
 transcripts hold.

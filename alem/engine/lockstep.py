@@ -23,7 +23,7 @@ import numpy as np
 from alem.core import TimeStep
 from alem.engine.record import EpisodeRecord, Match
 from alem.engine.sync import gather_or_cancel, run_sync
-from alem.policies import Turn, host_view
+from alem.players import Turn, host_view
 from alem.rollout import random_legal_actions
 
 __all__ = ["episode_key", "LockStep", "play"]

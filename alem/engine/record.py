@@ -12,7 +12,7 @@ import numpy as np
 
 from alem.core import MultiAgentEnv
 from alem.errors import ConfigError, require_positive_int
-from alem.policies import Policy
+from alem.players import Player
 from alem.rundir import read_jsonl
 
 __all__ = [
@@ -27,7 +27,7 @@ __all__ = [
 
 #: One flushed line per finished episode (:class:`EpisodeRecord`).
 EPISODES_FILE = "episodes.jsonl"
-#: One flushed line per LLM decision (written by :class:`alem.text.llm.player.LLMPolicy`).
+#: One flushed line per LLM decision (written by :class:`alem.text.llm.player.LLMPlayer`).
 TRANSCRIPTS_FILE = "transcripts.jsonl"
 
 
@@ -55,7 +55,7 @@ class Match:
     """
 
     env: MultiAgentEnv
-    players: tuple[Policy, ...]
+    players: tuple[Player, ...]
     episodes: int
     num_envs: int = 8
     seed: int = 0
@@ -83,7 +83,11 @@ class Match:
             object.__setattr__(self, "params", self.env.default_params)
         if self.openings is None:
             object.__setattr__(self, "openings", default_openings(self.env))
-        if isinstance(self.openings, bool) or not isinstance(self.openings, int | np.integer) or self.openings < 0:
+        if (
+            isinstance(self.openings, bool)
+            or not isinstance(self.openings, int | np.integer)
+            or self.openings < 0
+        ):
             raise ConfigError(f"openings must be null or an integer >= 0, got {self.openings!r}")
         object.__setattr__(self, "openings", int(self.openings))
         if self.openings and not self.env.turn_based:
@@ -190,7 +194,7 @@ def read_episodes(path: str | Path, *, below: int | None = None) -> dict[int, Ep
     return out
 
 
-def seating(env: MultiAgentEnv, players: Sequence[Policy]) -> tuple[Policy, ...]:
+def seating(env: MultiAgentEnv, players: Sequence[Player]) -> tuple[Player, ...]:
     """``players`` as the seating of ``env`` (``players[i]`` in seat ``i``); refuses a wrong count."""
     players = tuple(players)
     if len(players) != env.num_agents:

@@ -5,7 +5,7 @@
   (:func:`~alem.interop.pettingzoo.aec_env`).
 - :mod:`alem.interop.pettingzoo_players`: :func:`~alem.interop.pettingzoo_players.play`
   (also ``alem.interop.pettingzoo.play``), which seats alem's evaluator players
-  (:class:`alem.policies.Policy`) in a PettingZoo env.
+  (:class:`alem.players.Player`) in a PettingZoo env.
 - :mod:`alem.interop.gymnasium`: one-agent alem envs as a ``gymnasium.Env``
   (:func:`~alem.interop.gymnasium.make_env`) and as a jitted, vmapped
   ``gymnasium.vector.VectorEnv`` (:func:`~alem.interop.gymnasium.make_vector_env`).

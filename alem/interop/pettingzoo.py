@@ -3,7 +3,7 @@
 ``parallel_env(id, **kwargs)`` returns a ``pettingzoo.ParallelEnv`` and
 ``aec_env(id, **kwargs)`` a ``pettingzoo.AECEnv`` for any registered id (or an
 alem env object); ``play(pz_env, players, episodes, seed)`` runs alem's evaluator
-players (:class:`alem.policies.Policy`) in any PettingZoo env on the host.
+players (:class:`alem.players.Player`) in any PettingZoo env on the host.
 
 Conventions
 -----------

@@ -1,7 +1,7 @@
 """alem's players in PettingZoo envs: :func:`play`.
 
 :func:`play` seats players in a PettingZoo env (parallel or AEC) and returns each
-seat's mean return. It builds a batch-of-one :class:`alem.policies.Turn` per
+seat's mean return. It builds a batch-of-one :class:`alem.players.Turn` per
 decision from the PettingZoo observation and mask; ``Turn.state`` is ``None``, so
 only players that read ``turn.obs``/``turn.action_mask`` fit (``random``, trained
 ``checkpoint:`` policies given the matching alem env as ``like``), not the
@@ -21,7 +21,7 @@ import numpy as np
 from alem import spaces
 from alem.core import EnvParams, MultiAgentEnv, TimeStep
 from alem.interop._common import from_gymnasium_space, require
-from alem.policies import Policy, Turn, make_policy
+from alem.players import Player, Turn, make_player
 
 require("pettingzoo", "pettingzoo>=1.24")
 
@@ -118,7 +118,7 @@ class _Seating:
     inside; host policies get NumPy arrays.
     """
 
-    def __init__(self, seats: PettingZooSeats, view: MultiAgentEnv, policies: list[Policy], seed: int):
+    def __init__(self, seats: PettingZooSeats, view: MultiAgentEnv, policies: list[Player], seed: int):
         self.seats, self.view, self.policies = seats, view, policies
         self.base = jax.random.key(seed)
         self.obs_shape = tuple(view.observation_space().shape[1:])
@@ -187,7 +187,7 @@ class _Seating:
 
 def play(
     pz_env: Any,
-    players: Sequence[Policy | str],
+    players: Sequence[Player | str],
     episodes: int,
     seed: int = 0,
     *,
@@ -198,7 +198,7 @@ def play(
 
     Args:
         pz_env: a ``pettingzoo.ParallelEnv`` or ``AECEnv`` (e.g. ``mpe2.simple_spread_v3.parallel_env()``).
-        players: one :class:`~alem.policies.Policy` or registered player name per
+        players: one :class:`~alem.players.Player` or registered player name per
             ``possible_agents`` entry, in that order.
         episodes: episodes to play; episode ``e`` is reset with ``seed + e``.
         seed: base seed of the env resets and of the players' keys.
@@ -224,7 +224,7 @@ def play(
     view = like if like is not None else seats
     if like is not None and tuple(like.agents) != seats.agents:
         raise ValueError(f"like={like.id} has agents {like.agents}, the PettingZoo env {seats.agents}")
-    policies = [make_policy(p, view) if isinstance(p, str) else p for p in players]
+    policies = [make_player(p, view) if isinstance(p, str) else p for p in players]
     for i, p in enumerate(policies):
         p.begin(view, view.default_params, i)
     totals = np.zeros((episodes, seats.num_agents), np.float64)

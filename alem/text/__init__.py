@@ -16,13 +16,13 @@ from alem.text.llm.cache import RequestCache
 from alem.text.llm.chat import Reply
 from alem.text.llm.openai import OpenAIChatBackend
 from alem.text.llm.parsing import ParseResult, action_schema, parse_reply
-from alem.text.llm.player import LLMPolicy, decision_counts
+from alem.text.llm.player import LLMPlayer, decision_counts
 from alem.text.llm.scripted import ScriptedBackend
 from alem.text.train.pool import TextEnvPool
 
 __all__ = [
     "BackendUnavailable",
-    "LLMPolicy",
+    "LLMPlayer",
     "OpenAIChatBackend",
     "ParseResult",
     "Reply",

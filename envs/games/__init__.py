@@ -49,7 +49,7 @@ def _register_one_shot_and_iterated(name: str, entry: str, kwargs: dict, desc: s
 
 def register() -> None:
     """Register the game ids (family ``"games"``) and their scripted players."""
-    from alem.policies import register_policy
+    from alem.players import register_player
     from alem.registry import register
 
     for name, desc in _MATRIX_GAMES.items():
@@ -112,12 +112,12 @@ def register() -> None:
             reference=f"open_spiel {name}",
             description=desc,
         )
-    register_policy("tic_tac_toe", "minimax", "alem.envs.games.tic_tac_toe:MinimaxPlayer")
-    register_policy("connect_four", "minimax", "alem.envs.games.connect_four:MinimaxPlayer")
-    register_policy("connect_four", "greedy", "alem.envs.games.connect_four:greedy_player")
+    register_player("tic_tac_toe", "minimax", "alem.envs.games.tic_tac_toe:MinimaxPlayer")
+    register_player("connect_four", "minimax", "alem.envs.games.connect_four:MinimaxPlayer")
+    register_player("connect_four", "greedy", "alem.envs.games.connect_four:greedy_player")
     # Tree search on the env's own step (envs/games/mcts.py): one line per turn-based game.
     for name in ("tic_tac_toe", "connect_four", "bargaining"):
-        register_policy(name, "mcts", "alem.envs.games.mcts:MCTSPlayer")
+        register_player(name, "mcts", "alem.envs.games.mcts:MCTSPlayer")
 
     # Poker (OpenSpiel kuhn_poker / leduc_poker rules and action numbering) and their CFR players.
     register(
@@ -170,8 +170,8 @@ def register() -> None:
             description=desc,
         )
     for name in ("hanabi", "hanabi_small", "hanabi_very_small", "hanabi_mini"):
-        register_policy(name, "rule", "alem.envs.games.hanabi:RulePlayer")
+        register_player(name, "rule", "alem.envs.games.hanabi:RulePlayer")
 
     for name in ("kuhn_poker", "leduc_holdem"):
-        register_policy(name, "cfr", f"alem.envs.games.{name}:cfr_policy")
-        register_policy(name, "nash", f"alem.envs.games.{name}:nash_policy")
+        register_player(name, "cfr", f"alem.envs.games.{name}:cfr_policy")
+        register_player(name, "nash", f"alem.envs.games.{name}:nash_policy")

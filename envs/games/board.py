@@ -40,7 +40,7 @@ import numpy as np
 
 from alem import spaces, struct
 from alem.core import EnvParams, MultiAgentEnv, TimeStep
-from alem.policies import Policy, Turn
+from alem.players import Player, Turn
 from alem.text_hooks import TextHooks, words
 
 __all__ = [
@@ -359,7 +359,7 @@ def glyph_masks(cell: int) -> dict[str, np.ndarray]:
 
 def play_games(
     env: BoardGame,
-    players: Sequence[Policy],
+    players: Sequence[Player],
     key: jax.Array,
     num_games: int,
     params: Any = None,
@@ -397,5 +397,7 @@ def play_games(
         return (state, ts, ret + ts.reward), None
 
     ret0 = jnp.zeros((num_games, 2), jnp.float32)
-    (_, _, ret), _ = jax.lax.scan(body, (state, ts, ret0), jax.random.split(k_play, env.num_cells if max_moves is None else max_moves))
+    (_, _, ret), _ = jax.lax.scan(
+        body, (state, ts, ret0), jax.random.split(k_play, env.num_cells if max_moves is None else max_moves)
+    )
     return ret

@@ -40,7 +40,7 @@ import numpy as np
 
 from alem.envs.games.board import EMPTY, BoardGame, line_table, lines_through_cells, window_matrix
 from alem.errors import EnvArgumentError
-from alem.policies import Policy, Turn
+from alem.players import Player, Turn
 from alem.text_hooks import words
 
 __all__ = ["ConnectFour", "MinimaxPlayer", "greedy_player"]
@@ -203,7 +203,7 @@ def search_values(board: jax.Array, depth: int) -> tuple[jax.Array, jax.Array]:
     raise AssertionError("unreachable")
 
 
-class MinimaxPlayer(Policy):
+class MinimaxPlayer(Player):
     """Connect four by full-width minimax of fixed ``depth`` plies.
 
     Scores wins (sooner is better), losses (later is better) and, at the
@@ -212,7 +212,7 @@ class MinimaxPlayer(Policy):
     move, negative for the opponent), plus 3 per piece in the centre column. So
     it takes an immediate win and blocks an immediate threat whenever
     ``depth >= 2``. Ties are broken at random with the key. Pure JAX, batched
-    over the ``B`` envs of a :class:`~alem.policies.Turn`; reads only the seat's
+    over the ``B`` envs of a :class:`~alem.players.Turn`; reads only the seat's
     ego-centric observation. Cost grows as ``7**depth`` per decision.
     """
 

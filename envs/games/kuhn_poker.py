@@ -53,9 +53,9 @@ import numpy as np
 
 from alem import struct
 from alem.errors import EnvArgumentError
-from alem.policies import Policy
+from alem.players import Player
 
-from .poker import PokerEnv, TablePolicy, split_pot
+from .poker import PokerEnv, TablePlayer, split_pot
 
 __all__ = ["KuhnState", "KuhnPoker", "cfr_policy"]
 
@@ -233,11 +233,11 @@ class KuhnPoker(PokerEnv):
         return "\n".join(lines)
 
 
-def cfr_policy(env: KuhnPoker, name: str = "cfr") -> Policy:
+def cfr_policy(env: KuhnPoker, name: str = "cfr") -> Player:
     """The shipped CFR+ average strategy (2 players): an approximate Nash equilibrium."""
-    return TablePolicy(env, "kuhn_poker_cfr.json", name=name)
+    return TablePlayer(env, "kuhn_poker_cfr.json", name=name)
 
 
-def nash_policy(env: KuhnPoker) -> Policy:
+def nash_policy(env: KuhnPoker) -> Player:
     """Alias of :func:`cfr_policy` named ``"nash"`` (exploitability recorded in the table)."""
     return cfr_policy(env, name="nash")

@@ -54,9 +54,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from alem import struct
-from alem.policies import Policy
+from alem.players import Player
 
-from .poker import PokerEnv, TablePolicy, split_pot
+from .poker import PokerEnv, TablePlayer, split_pot
 
 __all__ = ["LeducState", "LeducHoldem", "cfr_policy"]
 
@@ -263,11 +263,11 @@ class LeducHoldem(PokerEnv):
         return "\n".join(lines)
 
 
-def cfr_policy(env: LeducHoldem, name: str = "cfr") -> Policy:
+def cfr_policy(env: LeducHoldem, name: str = "cfr") -> Player:
     """The shipped CFR+ average strategy: an approximate Nash equilibrium."""
-    return TablePolicy(env, "leduc_holdem_cfr.json", name=name)
+    return TablePlayer(env, "leduc_holdem_cfr.json", name=name)
 
 
-def nash_policy(env: LeducHoldem) -> Policy:
+def nash_policy(env: LeducHoldem) -> Player:
     """Alias of :func:`cfr_policy` named ``"nash"`` (exploitability recorded in the table)."""
     return cfr_policy(env, name="nash")

@@ -19,7 +19,7 @@ leaf, lost none of 600 as O and 300 as X.
 It lives here, next to the games it plays (tic-tac-toe, connect four, bargaining, and any
 other turn-based game in this family once registered), and is registered per env like the
 ``minimax`` players (``alem/envs/games/__init__.py``); another turn-based game gets it with
-one line: ``register_policy("<game>", "mcts", "alem.envs.games.mcts:MCTSPlayer")``.
+one line: ``register_player("<game>", "mcts", "alem.envs.games.mcts:MCTSPlayer")``.
 
 **It searches the true state.** ``turn.state`` holds everything, including what the seat
 must not see (the opponent's cards, private values). For perfect-information games that is
@@ -77,7 +77,7 @@ from alem import struct
 from alem.core import MultiAgentEnv
 from alem.errors import EnvArgumentError
 from alem.extras import require
-from alem.policies import Policy, Turn
+from alem.players import Player, Turn
 from alem.rollout import random_legal_actions
 
 __all__ = ["MCTSPlayer", "Node", "search"]
@@ -261,7 +261,7 @@ def _count(value: Any, name: str, low: int) -> int:
     return int(value)
 
 
-class MCTSPlayer(Policy):
+class MCTSPlayer(Player):
     """PUCT tree search over the true env state, valued by random playouts.
 
     See the module docstring for the signs, terminal nodes and what it may see.

@@ -7,7 +7,7 @@
   :func:`all_deals` (every ordered deal, for exact tree enumeration).
 - Pot helpers: :func:`split_pot` (showdown / fold payouts) and
   :func:`forfeit_returns` (the ``illegal_action="lose"`` rule).
-- :class:`TablePolicy`: a batched, pure-JAX player that samples from a strategy
+- :class:`TablePlayer`: a batched, pure-JAX player that samples from a strategy
   table keyed by the observation (the shipped CFR tables).
 
 A game subclass provides the static card/deck description, ``initial_state``
@@ -32,14 +32,14 @@ import numpy as np
 from alem import spaces, struct
 from alem.core import EnvParams, MultiAgentEnv, TimeStep
 from alem.errors import AlemError
-from alem.policies import Policy, Turn
+from alem.players import Player, Turn
 from alem.text_hooks import TextHooks
 from alem.wrappers.autoreset import select_tree
 
 __all__ = [
     "PokerParams",
     "PokerEnv",
-    "TablePolicy",
+    "TablePlayer",
     "deal",
     "all_deals",
     "decode_deal",
@@ -324,7 +324,7 @@ def load_table(path: str | Path) -> dict[str, Any]:
     return table
 
 
-class TablePolicy(Policy):
+class TablePlayer(Player):
     """Samples from a strategy table keyed by the acting player's observation.
 
     Pure JAX and batched: the observation is turned into an int code

@@ -40,7 +40,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from alem.envs.games.board import EMPTY, BoardGame, line_table
-from alem.policies import Policy, Turn
+from alem.players import Player, Turn
 
 __all__ = ["TicTacToe", "MinimaxPlayer", "value_table"]
 
@@ -171,7 +171,7 @@ def best_moves(obs: jax.Array, table: jax.Array) -> jax.Array:
     return free & (q == q.max(-1, keepdims=True))
 
 
-class MinimaxPlayer(Policy):
+class MinimaxPlayer(Player):
     """Perfect tic-tac-toe: picks uniformly among the moves of best minimax value.
 
     Among game-theoretically optimal moves it prefers the fastest win (slowest

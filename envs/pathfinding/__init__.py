@@ -38,7 +38,7 @@ _MODES = (
 def register() -> None:
     """Register the pathfinding ids (family ``"pathfinding"``; POGEMA-exact, one id per mode)
     and the classical BFS baseline as the scripted player ``"bfs"`` of each."""
-    from alem.policies import register_policy
+    from alem.players import register_player
     from alem.registry import register
 
     for env_id, mode, pogema, desc in _MODES:
@@ -52,4 +52,4 @@ def register() -> None:
             reference=f"pogema 1.4.0 (on_target={pogema})",
             description=f"{desc} (16x16 random map, density 0.3, soft collisions, FOV radius 5)",
         )
-        register_policy(env_id.rsplit("-v", 1)[0], "bfs", "alem.envs.pathfinding.baseline:BFSPolicy")
+        register_player(env_id.rsplit("-v", 1)[0], "bfs", "alem.envs.pathfinding.baseline:BFSPlayer")

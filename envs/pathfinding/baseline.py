@@ -13,7 +13,7 @@ distance field from the goal; other agents are ignored by the BFS):
    deadlocks in corridors), else wait.
 
 Pure JAX: usable in a jitted rollout (:func:`joint_actions`, every agent at once) and as
-the evaluator's scripted player ``"bfs"`` (:class:`BFSPolicy`; one BFS per seat and
+the evaluator's scripted player ``"bfs"`` (:class:`BFSPlayer`; one BFS per seat and
 step). It is a sanity number without learning, not a MAPF solver: it gives no
 completeness or optimality guarantee.
 """
@@ -27,9 +27,9 @@ import jax.numpy as jnp
 
 from alem.envs.pathfinding import grid as G
 from alem.envs.pathfinding.env import PathfindingEnv, PathfindingState
-from alem.policies import Policy, Turn
+from alem.players import Player, Turn
 
-__all__ = ["agent_action", "action_from_distances", "joint_actions", "BFSPolicy"]
+__all__ = ["agent_action", "action_from_distances", "joint_actions", "BFSPlayer"]
 
 
 def agent_action(
@@ -92,7 +92,7 @@ def joint_actions(
     return jax.vmap(lambda k, i: agent_action(k, env, state, i, side_step))(keys, jnp.arange(env.num_agents))
 
 
-class BFSPolicy(Policy):
+class BFSPlayer(Player):
     """The baseline as an evaluator player (device policy); ``side_step`` as above."""
 
     name = "bfs"

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import alem
-from alem.algos.checkpoint_player import CheckpointPolicy, TrainedActor, actor_actions, load_trained
+from alem.algos.checkpoint_player import CheckpointPlayer, TrainedActor, actor_actions, load_trained
 from tests.tiny_runs import train_tiny_run
 
 ENV = "iterated_prisoners_dilemma-v0"
@@ -55,7 +55,7 @@ def test_its_first_greedy_move_is_the_learners_own(gru_run):
 def test_the_arena_player_still_refuses_a_recurrent_run(gru_run):
     run_dir, env = gru_run
     with pytest.raises(alem.AlemError, match="recurrent checkpoints cannot be played by the evaluator"):
-        CheckpointPolicy(env, str(run_dir))
+        CheckpointPlayer(env, str(run_dir))
 
 
 def test_a_shared_actor_transfers_to_another_team_size_and_map(tiny_grid_run):

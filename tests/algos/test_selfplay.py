@@ -226,7 +226,7 @@ def test_checkpoint_player_plays_the_final_parameters_or_a_pool_slot(latest_run,
     import dataclasses
     import json
 
-    from alem.algos.checkpoint_player import CheckpointPolicy
+    from alem.algos.checkpoint_player import CheckpointPlayer
     from alem.errors import AlemError
     from alem.training import checkpoint
 
@@ -241,14 +241,14 @@ def test_checkpoint_player_plays_the_final_parameters_or_a_pool_slot(latest_run,
     (tmp_path / "results.json").write_text(json.dumps(results))
     env = alem.make("tic_tac_toe-v0")
     same = lambda got, want: jax.tree.map(np.testing.assert_array_equal, got.params["actor"], want)
-    same(CheckpointPolicy(env, str(tmp_path)), actors[7])
-    slot1 = CheckpointPolicy(env, f"{tmp_path}#1")  # slot 1: the snapshot after update 2
+    same(CheckpointPlayer(env, str(tmp_path)), actors[7])
+    slot1 = CheckpointPlayer(env, f"{tmp_path}#1")  # slot 1: the snapshot after update 2
     same(slot1, actors[2])
     assert slot1.name.endswith("#1") and slot1.describe()["snapshot"] == 1
     with pytest.raises(AlemError, match="not a filled pool slot"):
-        CheckpointPolicy(env, str(tmp_path), snapshot=3)
+        CheckpointPlayer(env, str(tmp_path), snapshot=3)
     with pytest.raises(AlemError, match="name different pool slots"):
-        CheckpointPolicy(env, f"{tmp_path}#1", snapshot=0)
+        CheckpointPlayer(env, f"{tmp_path}#1", snapshot=0)
 
 
 # ---------------------------------------------------------------------------- the random opponent

@@ -7,7 +7,7 @@ import pytest
 import alem
 from alem.arena import build_players, label_of, parse_spec, seating
 from alem.errors import ConfigError
-from alem.policies import RandomPolicy
+from alem.players import RandomPlayer
 
 
 @pytest.fixture(scope="module")
@@ -31,15 +31,15 @@ def test_one_spec_fills_every_seat_and_labels_them(env):
 
 
 def test_seating_refuses_a_wrong_count(env):
-    two = [RandomPolicy(), RandomPolicy()]
+    two = [RandomPlayer(), RandomPlayer()]
     assert seating(env, two) == tuple(two)
     for n in (1, 3):
         with pytest.raises(ConfigError, match=f"needs 2 players, got {n}"):
-            seating(env, [RandomPolicy()] * n)
+            seating(env, [RandomPlayer()] * n)
 
 
 def test_label_falls_back_to_the_policy_name():
-    p = RandomPolicy()
+    p = RandomPlayer()
     assert label_of(p) == "random"
     p.label = "random:x"
     assert label_of(p) == "random:x"

@@ -94,7 +94,7 @@ def test_cli_round_robin_writes_ratings_and_refuses_bad_input_before_writing(tmp
 
     with pytest.raises(ConfigError, match="panel="):
         run(cfg("env.id=tic_tac_toe-v0", "mode=gauntlet", "players=[random]"), tmp_path / "g")
-    with pytest.raises(alem.AlemError, match="no policy 'minimx'"):
+    with pytest.raises(alem.AlemError, match="no player 'minimx'"):
         run(cfg("env.id=tic_tac_toe-v0", "mode=round_robin", "players=[minimx,random]"), tmp_path / "u")
     with pytest.raises(ConfigError, match="mode must be one of"):
         run(cfg("env.id=tic_tac_toe-v0", "mode=league"), tmp_path / "m")

@@ -8,10 +8,10 @@ import pytest
 import alem
 from alem.arena import EpisodeRecord, Match, play
 from alem.errors import ConfigError
-from alem.policies import Policy, RandomPolicy
+from alem.players import Player, RandomPlayer
 
 
-class Recorder(RandomPolicy):
+class Recorder(RandomPlayer):
     """Random play that logs every end_episode call."""
 
     def __init__(self, log: list):
@@ -25,22 +25,22 @@ def test_play_yields_each_requested_episode_once_and_the_same_for_any_batch():
     env = alem.make("iterated_prisoners_dilemma-v0", num_rounds=3)
     log: list[int] = []
     records: list[EpisodeRecord] = []
-    for r in play(Match(env, [Recorder(log), RandomPolicy()], 6, num_envs=2, seed=3), [5, 1, 2]):
+    for r in play(Match(env, [Recorder(log), RandomPlayer()], 6, num_envs=2, seed=3), [5, 1, 2]):
         assert log.count(r.episode) == 0  # the record comes before the players hear the episode ended
         records.append(r)
     assert sorted(r.episode for r in records) == [1, 2, 5] and sorted(log) == [1, 2, 5]
     assert all(isinstance(r, EpisodeRecord) and r.length == 3 and r.terminated for r in records)
     assert all(r.decisions == (3, 3) and len(r.returns) == 2 for r in records)
     # episode e is dealt from (seed, e) alone: one env at a time plays the same episodes
-    alone = {r.episode: r for r in play(Match(env, [RandomPolicy()] * 2, 6, num_envs=1, seed=3), [2, 5, 1])}
+    alone = {r.episode: r for r in play(Match(env, [RandomPlayer()] * 2, 6, num_envs=1, seed=3), [2, 5, 1])}
     assert alone == {r.episode: r for r in records}
     assert len({r.returns for r in records}) > 1  # and they differ from one another
-    assert list(play(Match(env, [RandomPolicy()] * 2, 6), [])) == []
+    assert list(play(Match(env, [RandomPlayer()] * 2, 6), [])) == []
 
 
 def test_max_steps_cuts_episodes():
     env = alem.make("iterated_prisoners_dilemma-v0", num_rounds=3)
-    records = list(play(Match(env, [RandomPolicy()] * 2, 2, num_envs=2, max_steps=2), range(2)))
+    records = list(play(Match(env, [RandomPlayer()] * 2, 2, num_envs=2, max_steps=2), range(2)))
     assert [(r.length, r.cut, r.terminated, r.truncated) for r in records] == [(2, True, False, False)] * 2
 
 
@@ -53,7 +53,7 @@ def _won(moves) -> bool:
     return any(a in marks and marks.get(b, -1) == marks[a] == marks.get(c, -2) for a, b, c in LINES)
 
 
-class FirstLegal(Policy):
+class FirstLegal(Player):
     """A deterministic player: the lowest legal move."""
 
     def act(self, key, turn):
@@ -65,7 +65,7 @@ def test_openings_vary_deterministic_games_the_same_for_every_seating():
     first = FirstLegal()
     # The default for fixed-start games is one random ply; none for games whose deals vary.
     assert Match(ttt, [first, first], 1).openings == 1
-    assert Match(alem.make("kuhn_poker-v0"), [RandomPolicy()] * 2, 1).openings == 0
+    assert Match(alem.make("kuhn_poker-v0"), [RandomPlayer()] * 2, 1).openings == 0
     none = list(play(Match(ttt, [first, first], 12, num_envs=4, openings=0), range(12)))
     assert len({r.game for r in none}) == 1 and all(r.opening == () for r in none)  # one game, 12 times
     two = {r.episode: r for r in play(Match(ttt, [first, first], 12, num_envs=4, openings=2), range(12))}
@@ -77,7 +77,7 @@ def test_openings_vary_deterministic_games_the_same_for_every_seating():
     # The same openings whoever plays and however the batch is laid out.
     other = {
         r.episode: r.opening
-        for r in play(Match(ttt, [RandomPolicy(), first], 12, num_envs=5, openings=2), [11, 3, 0])
+        for r in play(Match(ttt, [RandomPlayer(), first], 12, num_envs=5, openings=2), [11, 3, 0])
     }
     assert other == {e: two[e].opening for e in (11, 3, 0)}
 
@@ -85,7 +85,7 @@ def test_openings_vary_deterministic_games_the_same_for_every_seating():
 @pytest.mark.exhaustive  # the default run's budget
 def test_an_opening_ply_that_would_end_the_game_is_skipped():
     ttt = alem.make("tic_tac_toe-v0")
-    recs = list(play(Match(ttt, [RandomPolicy()] * 2, 16, num_envs=16, openings=9), range(16)))
+    recs = list(play(Match(ttt, [RandomPlayer()] * 2, 16, num_envs=16, openings=9), range(16)))
     for r in recs:
         assert sum(r.decisions) >= 1  # the players always get a move
         assert len(set(r.opening)) == len(r.opening) <= 8 and not _won(r.opening)
@@ -96,6 +96,6 @@ def test_openings_are_checked():
     ttt = alem.make("tic_tac_toe-v0")
     for bad in (-1, 1.5, True):
         with pytest.raises(ConfigError, match="openings must be"):
-            Match(ttt, [RandomPolicy()] * 2, 1, openings=bad)
+            Match(ttt, [RandomPlayer()] * 2, 1, openings=bad)
     with pytest.raises(ConfigError, match="not turn-based"):
-        Match(alem.make("iterated_prisoners_dilemma-v0"), [RandomPolicy()] * 2, 1, openings=1)
+        Match(alem.make("iterated_prisoners_dilemma-v0"), [RandomPlayer()] * 2, 1, openings=1)

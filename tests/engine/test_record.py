@@ -7,7 +7,7 @@ import pytest
 import alem
 from alem.arena import EPISODES_FILE, EpisodeRecord, Match, read_episodes
 from alem.errors import ConfigError
-from alem.policies import RandomPolicy
+from alem.players import RandomPlayer
 from alem.rundir import JsonlWriter, read_jsonl
 
 
@@ -66,13 +66,13 @@ def test_record_is_frozen_and_cut_is_derived():
 
 def test_match_checks_its_settings():
     env = alem.make("prisoners_dilemma-v0")
-    two = [RandomPolicy(), RandomPolicy()]
+    two = [RandomPlayer(), RandomPlayer()]
     m = Match(env, two, 4)
     assert m.players == tuple(two) and m.params is env.default_params
     assert (m.num_envs, m.seed, m.max_steps) == (8, 0, None)
     assert m.device_seats == [0, 1] and m.host_seats == []
     with pytest.raises(ConfigError, match="prisoners_dilemma-v0 needs 2 players, got 3"):
-        Match(env, [*two, RandomPolicy()], 4)
+        Match(env, [*two, RandomPlayer()], 4)
     with pytest.raises(ConfigError, match="episodes must be an integer >= 1, got 0"):
         Match(env, two, 0)
     with pytest.raises(ConfigError, match="num_envs must be an integer >= 1, got True"):
@@ -80,4 +80,4 @@ def test_match_checks_its_settings():
     with pytest.raises(ConfigError, match="max_steps must be null or an integer >= 1, got 0"):
         Match(env, two, 4, max_steps=0)
     with pytest.raises(ConfigError, match="continuous actions"):
-        Match(alem.make("gymnax/pendulum-v1"), [RandomPolicy()], 1)
+        Match(alem.make("gymnax/pendulum-v1"), [RandomPlayer()], 1)

@@ -176,7 +176,7 @@ def test_pg_loss_kl_term_is_zero_at_the_reference_and_pulls_back_to_it():
 @pytest.mark.exhaustive
 def test_one_update_of_smollm2_moves_replies_the_way_their_advantages_say(rps_pool):
     torch = model_stack()
-    policy = lp.LoRAChatPolicy(seed=0)
+    policy = lp.LoRAChatPlayer(seed=0)
     replies = [ROCK, PAPER]
     pending = rps_pool.reset([0, 0])
     prompt = policy.prompt_ids(pending[0].messages)

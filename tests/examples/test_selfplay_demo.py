@@ -215,9 +215,9 @@ def test_cli_refuses_an_occupied_out_and_bad_settings_before_loading_anything(tm
 def test_one_selfplay_rae_step_of_smollm2_trains_both_seats(kuhn):
 
     torch = model_stack()
-    from examples.lora_policy import LoRAChatPolicy, play, train_step
+    from examples.lora_policy import LoRAChatPlayer, play, train_step
 
-    policy = LoRAChatPolicy(seed=0)
+    policy = LoRAChatPlayer(seed=0)
     pool = TextEnvPool(kuhn, 2, seed=0)
     gen = torch.Generator().manual_seed(0)
     eps, comps = play(

@@ -24,7 +24,7 @@ import alem
 from alem.interop import _common
 from alem.interop._common import episode_keys
 from alem.interop.pettingzoo import AlemAECEnv, aec_env, parallel_env, play
-from alem.policies import FunctionPolicy
+from alem.players import FunctionPlayer
 from tests.ids import contract_ids
 
 #: One env of each kind, with small shapes: (id, make kwargs).
@@ -233,8 +233,8 @@ def test_adapter_details(alem_env):
 
 
 # ---------------------------------------------------------------------------- players in PettingZoo envs
-def _constant(action: int) -> FunctionPolicy:
-    return FunctionPolicy(lambda key, turn: jnp.full((1,), action, jnp.int32), f"always_{action}")
+def _constant(action: int) -> FunctionPlayer:
+    return FunctionPlayer(lambda key, turn: jnp.full((1,), action, jnp.int32), f"always_{action}")
 
 
 def test_play_exact_returns_in_both_views(alem_env):

@@ -13,8 +13,8 @@ import pytest
 
 import alem
 from alem.evaluate import evaluate
-from alem.policies import FunctionPolicy, make_policy
-from alem.text.llm.player import LLMPolicy
+from alem.players import FunctionPlayer, make_player
+from alem.text.llm.player import LLMPlayer
 
 pytestmark = pytest.mark.integration  # executes a notebook
 
@@ -26,14 +26,14 @@ pytest.importorskip("matplotlib")
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "llm_vs_marl.ipynb"
 
 
-def const(a: int) -> FunctionPolicy:
-    return FunctionPolicy(lambda key, turn: jnp.full(turn.active.shape, a, jnp.int32), "const")
+def const(a: int) -> FunctionPlayer:
+    return FunctionPlayer(lambda key, turn: jnp.full(turn.active.shape, a, jnp.int32), "const")
 
 
 def test_notebook_tables_and_plots_evaluation_runs(tmp_path, monkeypatch):
     # The same programs as tests/test_evaluate.py (shared through the compilation cache).
     pd_env = alem.make("iterated_prisoners_dilemma-v0", num_rounds=3)  # cooperate vs defect: 0 and 15
-    llm = LLMPolicy(pd_env, backend="scripted", script="first")
+    llm = LLMPlayer(pd_env, backend="scripted", script="first")
     evaluate(
         pd_env,
         [llm, const(1)],
@@ -43,7 +43,7 @@ def test_notebook_tables_and_plots_evaluation_runs(tmp_path, monkeypatch):
         labels=["llm:first", "defect"],
     )
     kuhn = alem.make("kuhn_poker-v0")
-    players = [make_policy("random", kuhn), make_policy("random", kuhn)]
+    players = [make_player("random", kuhn), make_player("random", kuhn)]
     kuhn_res = evaluate(kuhn, players, episodes=7, num_envs=7, seed=2, run_dir=tmp_path / "kuhn")
     fig, table_csv = tmp_path / "fig.png", tmp_path / "table.csv"
     monkeypatch.setenv("ALEM_EVAL_RUNS", os.pathsep.join([str(tmp_path / "pd"), str(tmp_path / "kuhn")]))

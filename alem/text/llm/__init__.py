@@ -11,7 +11,7 @@
 - :mod:`alem.text.llm.sanitize`: URLs without secrets, text UTF-8 can hold.
 - :mod:`alem.text.llm.local_server`: the embedded llama.cpp server with SmolLM2-135M-Instruct.
 - :mod:`alem.text.llm.testing`: ``FakeChatServer``, a local server with fault injection.
-- :mod:`alem.text.llm.player`: ``LLMPolicy``, the ``"llm"`` player of ``python -m alem.evaluate``.
+- :mod:`alem.text.llm.player`: ``LLMPlayer``, the ``"llm"`` player of ``python -m alem.evaluate``.
 
 The errors are in :mod:`alem.errors`; the async bridge and the decision counters in
 :mod:`alem.engine`. Nothing here imports :mod:`alem.arena` or :mod:`alem.text.train`.

@@ -22,7 +22,7 @@ before anything stores it. Credentials in ``base_url`` (``http://user:key@host``
 carry :func:`~alem.text.llm.sanitize.redact_url`'s form.
 
 :func:`check_settings` validates the request settings named in :data:`CHECKED_SETTINGS`
-(the backend on construction, :class:`~alem.text.llm.player.LLMPolicy` before any server starts).
+(the backend on construction, :class:`~alem.text.llm.player.LLMPlayer` before any server starts).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ class _Oversized(Exception):
         self.head = head
 
 
-#: The request settings :func:`check_settings` knows (also the keys LLMPolicy checks up front).
+#: The request settings :func:`check_settings` knows (also the keys LLMPlayer checks up front).
 CHECKED_SETTINGS = (
     "temperature",
     "top_p",

@@ -1,6 +1,6 @@
-"""The LLM player: a host :class:`~alem.policies.Policy` that asks a chat model for each move.
+"""The LLM player: a host :class:`~alem.players.Player` that asks a chat model for each move.
 
-Registered as ``"llm"`` for every env (``make_policy("llm", env, ...)``); it
+Registered as ``"llm"`` for every env (``make_player("llm", env, ...)``); it
 refuses envs without text support. Per decision and active env row it builds
 the prompt from the env's text hooks (rules once per episode, the seat's own
 view, the legal actions by name), asks the backend (all active rows at once,
@@ -35,7 +35,7 @@ from alem.core import MultiAgentEnv
 from alem.engine.counters import COUNTERS, decision_counts
 from alem.engine.sync import gather_or_cancel, run_sync
 from alem.errors import AlemError, BackendConfigError, EndpointFailing, RequestFailed
-from alem.policies import Policy, Turn, host_view
+from alem.players import Player, Turn, host_view
 from alem.rundir import JsonlWriter
 from alem.text.llm import local_server
 from alem.text.llm.cache import RequestCache
@@ -45,7 +45,7 @@ from alem.text.llm.parsing import parse_reply
 from alem.text.llm.prompts import feedback_prompt, system_prompt, turn_prompt
 from alem.text.llm.scripted import ScriptedBackend
 
-__all__ = ["LLMPolicy", "EndpointFailing", "decision_counts", "COUNTERS", "FALLBACKS", "BACKENDS"]
+__all__ = ["LLMPlayer", "EndpointFailing", "decision_counts", "COUNTERS", "FALLBACKS", "BACKENDS"]
 
 FALLBACKS = ("random", "first", "forfeit")
 BACKENDS = ("local", "openai", "scripted")
@@ -67,7 +67,7 @@ def _request_seed(*parts: Any) -> int:
     return int.from_bytes(digest[:4], "little") & 0x7FFFFFFF
 
 
-class LLMPolicy(Policy):
+class LLMPlayer(Player):
     """A chat model playing one seat; see the module docstring.
 
     Args:

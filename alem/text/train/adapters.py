@@ -33,7 +33,7 @@ import numpy as np
 from alem.core import MultiAgentEnv
 from alem.engine.sync import gather_or_cancel, run_sync
 from alem.errors import AlemError, ConfigError, RequestFailed
-from alem.policies import Policy, Turn, host_view
+from alem.players import Player, Turn, host_view
 from alem.text.llm.chat import ChatBackend
 from alem.text.llm.parsing import parse_reply
 from alem.text.llm.prompts import turn_prompt
@@ -201,7 +201,7 @@ class DecisionReward:
         if not getattr(env, "supports_text", False):
             raise AlemError(f"DecisionReward needs an env with text support; {env.id} has none")
         specs = [continuation] if isinstance(continuation, str) else list(continuation)
-        self.players: list[Policy] = build_players(env, specs, player_kwargs)
+        self.players: list[Player] = build_players(env, specs, player_kwargs)
         if any(p.host for p in self.players):
             raise ConfigError("DecisionReward continues games with device players only (not llm)")
         if not (isinstance(rollouts, int) and rollouts >= 1):

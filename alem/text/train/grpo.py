@@ -40,7 +40,7 @@ def fixed_move_policy(env: Any, move: str) -> Any:
     import jax.numpy as jnp
 
     from alem.errors import did_you_mean
-    from alem.policies import FunctionPolicy
+    from alem.players import FunctionPlayer
 
     index: dict[int, int] = {}
     for seat in range(env.num_agents):
@@ -58,7 +58,7 @@ def fixed_move_policy(env: Any, move: str) -> Any:
         j = index[turn.agent]
         return jnp.where(mask[:, j], j, jnp.argmax(mask, axis=1)).astype(jnp.int32)
 
-    policy = FunctionPolicy(act, f"always:{move}")
+    policy = FunctionPlayer(act, f"always:{move}")
     policy.label = f"always:{move}"
     return policy
 

@@ -18,7 +18,7 @@ chat prompts and takes reply strings back.
   returns and per-decision trajectories, invalid flags, and the next pending records.
   :meth:`TextEnvPool.step_actions` does the same from action indices (``-1``: forfeit).
 
-Invalid replies (``invalid=``), as :class:`~alem.text.llm.player.LLMPolicy`'s fallback but
+Invalid replies (``invalid=``), as :class:`~alem.text.llm.player.LLMPlayer`'s fallback but
 without re-prompts (a trainer sees every reply once):
 
 - ``"random"``: a uniformly random legal move, seeded by ``(pool seed, episode seed, seat,
@@ -43,7 +43,7 @@ group of ``G`` games of the same deal (GRPO).
 
 Seed ``s`` is dealt exactly like episode ``s`` of ``python -m alem.evaluate seed=<pool seed>``
 with LLM seats (the same env keys, whatever ``N`` and the row), and ``players=`` may put
-device policies (``make_policy("minimax", env)``, ``random``, checkpoints) in some seats:
+device policies (``make_player("minimax", env)``, ``random``, checkpoints) in some seats:
 they act inside the jitted step and only the other seats get records (``record_scripted=True``
 also records their decisions in the trajectories, with their views and canonical answers).
 
@@ -62,7 +62,7 @@ import numpy as np
 
 from alem.core import MultiAgentEnv
 from alem.errors import AlemError, ConfigError
-from alem.policies import Policy, host_view
+from alem.players import Player, host_view
 from alem.text.llm.parsing import parse_reply
 from alem.text.llm.prompts import system_prompt, turn_prompt
 from alem.text.train.turns import Decision, EpisodeResult, PoolStep, TextTurn, answer, credit_rewards
@@ -74,7 +74,7 @@ INVALID_RULES = ("random", "first", "forfeit")
 _INT32_MAX = 2**31 - 1
 
 
-class _TextSeat(Policy):
+class _TextSeat(Player):
     """Placeholder of a seat answered through the pool (never asked to act)."""
 
     host = True
@@ -113,8 +113,8 @@ class TextEnvPool:
             kept in each prompt (0: none; as ``llm.history``).
         invalid: ``"random"``, ``"first"`` or ``"forfeit"`` (see the module docstring).
         max_steps: cut episodes after this many env steps (None: the env's own horizon).
-        players: device policies for some seats: a mapping ``seat -> Policy`` or a sequence with
-            ``None`` for text seats (e.g. ``{1: make_policy("minimax", env)}``).
+        players: device policies for some seats: a mapping ``seat -> Player`` or a sequence with
+            ``None`` for text seats (e.g. ``{1: make_player("minimax", env)}``).
         record: keep each episode's decisions (:attr:`~alem.text.train.turns.EpisodeResult.trajectory`).
         record_scripted: also render and record the decisions of ``players`` seats.
         env_kwargs: keyword arguments of :func:`alem.make` when ``env`` is an id.
@@ -134,7 +134,7 @@ class TextEnvPool:
         history: int = 0,
         invalid: str = "random",
         max_steps: int | None = None,
-        players: Mapping[int, Policy] | Sequence[Policy | None] | None = None,
+        players: Mapping[int, Player] | Sequence[Player | None] | None = None,
         record: bool = True,
         record_scripted: bool = False,
         env_kwargs: Mapping[str, Any] | None = None,
@@ -158,7 +158,7 @@ class TextEnvPool:
         if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
             raise ConfigError(f"seed must be an integer, got {seed!r}")
         n = env.num_agents
-        seats: list[Policy | None] = [None] * n
+        seats: list[Player | None] = [None] * n
         if isinstance(players, Mapping):
             for i, p in players.items():
                 if not (isinstance(i, int | np.integer) and 0 <= i < n):
@@ -169,9 +169,9 @@ class TextEnvPool:
                 raise ConfigError(f"players: {env.id} has {n} seats, got {len(players)} entries")
             seats = list(players)
         for i, p in enumerate(seats):
-            if p is not None and (not isinstance(p, Policy) or p.host):
+            if p is not None and (not isinstance(p, Player) or p.host):
                 raise ConfigError(
-                    f"players[{i}] must be a device policy (make_policy(...), not a host/LLM player); "
+                    f"players[{i}] must be a device policy (make_player(...), not a host/LLM player); "
                     f"got {p!r}"
                 )
         self.env = env

@@ -49,7 +49,7 @@ from typing import Any
 
 from alem.core import MultiAgentEnv
 from alem.errors import AlemError, ConfigError
-from alem.policies import Policy
+from alem.players import Player
 from alem.text.train.grpo import ANSWER_RULES, episode_rewards, opponent_policy, pool_reply
 from alem.text.train.pool import TextEnvPool
 from alem.text.train.turns import EpisodeResult
@@ -95,7 +95,7 @@ class AlemRollout:
         env: a registered id (``"kuhn_poker-v0"``) or an env instance with text support.
         seat: the trained seat, or several (rows name theirs; e.g. ``(0, 1)`` alternates roles).
         opponent: the other seats' player: a device player spec of the env (``"random"``,
-            ``"minimax"``, ``"cfr"``, ``"always:<move>"``, ...) or a device :class:`~alem.policies.Policy`.
+            ``"minimax"``, ``"cfr"``, ``"always:<move>"``, ...) or a device :class:`~alem.players.Player`.
         seed: the pool's base seed; row seed ``s`` deals like episode ``s`` of
             ``python -m alem.evaluate seed=<seed>``.
         invalid: what a reply that names no legal move plays (the pool's ``invalid=``).
@@ -114,7 +114,7 @@ class AlemRollout:
         env: MultiAgentEnv | str,
         *,
         seat: int | Sequence[int] = 0,
-        opponent: str | Policy = "random",
+        opponent: str | Player = "random",
         seed: int = 0,
         invalid: str = "random",
         invalid_penalty: float = 0.0,

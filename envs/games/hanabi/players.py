@@ -7,7 +7,7 @@ import jax.numpy as jnp
 
 from alem.envs.games.hanabi.env import Hanabi
 from alem.envs.games.hanabi.types import HanabiState
-from alem.policies import Policy, Turn
+from alem.players import Player, Turn
 
 __all__ = ["rule_actions", "RulePlayer"]
 
@@ -72,7 +72,7 @@ def rule_actions(env: Hanabi, state: HanabiState) -> jax.Array:
     return jnp.where(mask[action], action, jnp.argmax(mask)).astype(jnp.int32)
 
 
-class RulePlayer(Policy):
+class RulePlayer(Player):
     """The rule-based Hanabi partner of :func:`rule_actions` as an arena player (``rule``)."""
 
     name = "rule"

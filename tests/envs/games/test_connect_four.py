@@ -17,7 +17,7 @@ import pytest
 import alem
 from alem.envs.games.board import play_games
 from alem.envs.games.connect_four import MinimaxPlayer, greedy_player, search_values
-from alem.policies import make_policy, policy_names
+from alem.players import make_player, player_names
 
 pyspiel = pytest.importorskip("pyspiel")
 
@@ -80,7 +80,7 @@ def test_search_sees_a_forced_win_at_depth_4():
 
 @pytest.fixture(scope="module")
 def vs_random():
-    best, rnd = make_policy("minimax", ENV), make_policy("random", ENV)
+    best, rnd = make_player("minimax", ENV), make_player("random", ENV)
 
     @jax.jit
     def run(key):
@@ -97,7 +97,7 @@ def test_minimax_beats_random_from_both_seats(vs_random):
 
 @pytest.mark.exhaustive
 def test_minimax_strength_many_games():
-    best, rnd, greedy = make_policy("minimax", ENV), make_policy("random", ENV), make_policy("greedy", ENV)
+    best, rnd, greedy = make_player("minimax", ENV), make_player("random", ENV), make_player("greedy", ENV)
     run = jax.jit(lambda k, a, b, n: play_games(ENV, [a, b], k, n), static_argnums=(1, 2, 3))
     keys = jax.random.split(jax.random.key(1), 4)
     as_x = np.asarray(run(keys[0], best, rnd, 500))
@@ -109,8 +109,8 @@ def test_minimax_strength_many_games():
 
 
 def test_policies_registered():
-    assert {"minimax", "greedy", "random"} <= set(policy_names(ENV))
-    assert make_policy("minimax", ENV).depth == 4 and make_policy("greedy", ENV).depth == 1
+    assert {"minimax", "greedy", "random"} <= set(player_names(ENV))
+    assert make_player("minimax", ENV).depth == 4 and make_player("greedy", ENV).depth == 1
     assert isinstance(greedy_player(ENV), MinimaxPlayer)
     with pytest.raises(alem.EnvArgumentError, match="depth"):
         MinimaxPlayer(ENV, depth=0)

@@ -335,7 +335,7 @@ def test_rule_player_is_an_arena_player_and_scores_are_not_wins(tmp_path):
     from alem.arena.evaluation import evaluate
 
     env = alem.make("hanabi_very_small-v0")
-    player = alem.policies.make_policy("rule", env)
+    player = alem.players.make_player("rule", env)
     assert isinstance(player, RulePlayer)
     results = evaluate(
         env, [player, player], episodes=16, num_envs=8, run_dir=tmp_path / "run", progress=False

@@ -13,7 +13,7 @@ import pytest
 import alem
 from alem.envs.games import exploitability as ex
 from alem.envs.games.poker import load_table
-from alem.policies import Turn, make_policy
+from alem.players import Turn, make_player
 
 pyspiel = pytest.importorskip("pyspiel")
 
@@ -140,7 +140,7 @@ def test_text_hooks(env2):
 
 # ---------------------------------------------------------------------------- the CFR player
 def test_cfr_player_follows_its_table(env2):
-    policy = make_policy("cfr", env2)
+    policy = make_player("cfr", env2)
     tree = ex.game_tree(env2)
     table = ex.policy_table(tree, load_table("kuhn_poker_cfr.json"))
     got = np.asarray(policy.probs(jnp.asarray(tree.infoset_obs), jnp.asarray(tree.infoset_mask)))
@@ -166,7 +166,7 @@ def test_cfr_player_follows_its_table(env2):
 
 def test_no_table_for_three_players(env3):
     with pytest.raises(alem.AlemError, match="does not fit"):
-        make_policy("nash", env3)
+        make_player("nash", env3)
 
 
 def _bits(key: str) -> np.ndarray:

@@ -144,7 +144,7 @@ def test_text_hooks(env):
 
 # ---------------------------------------------------------------------------- the CFR player
 def test_cfr_player_follows_its_table(env):
-    policy = alem.policies.make_policy("nash", env)
+    policy = alem.players.make_player("nash", env)
     tree = ex.game_tree(env)
     got = np.asarray(policy.probs(jnp.asarray(tree.infoset_obs), jnp.asarray(tree.infoset_mask)))
     np.testing.assert_allclose(got, ex.policy_table(tree, load_table("leduc_holdem_cfr.json")), atol=1e-6)

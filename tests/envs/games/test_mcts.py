@@ -11,7 +11,7 @@ import pytest
 import alem
 from alem.envs.games.board import play_games
 from alem.envs.games.mcts import MCTSPlayer, _score
-from alem.policies import Turn, make_policy, policy_names
+from alem.players import Turn, make_player, player_names
 
 pytest.importorskip("mctx")
 
@@ -50,7 +50,7 @@ C4_O = [([6, 0, 6, 0, 5, 0, 2], {0}), ([0, 6, 0, 6, 0], {0}), ([0, 6, 1, 6, 2], 
     ids=["tic_tac_toe", "connect_four"],
 )
 def test_takes_an_immediate_win_and_blocks_an_immediate_loss(env, games):
-    player = make_policy("mcts", env)  # the defaults: 100 simulations, 16 playouts per leaf
+    player = make_player("mcts", env)  # the defaults: 100 simulations, 16 playouts per leaf
     batch = positions(env, [moves for moves, _ in games])
     chosen = np.asarray(jax.jit(lambda k, b: player.act(k, turn(env, b, 1)))(jax.random.key(0), batch))
     assert [int(c) in good for c, (_, good) in zip(chosen, games, strict=True)] == [True] * len(games), chosen
@@ -77,10 +77,10 @@ def test_plays_legal_moves_row_by_row_under_vmap():
 
 def test_registered_with_its_budget_and_refuses_bad_settings():
     for env in (TTT, C4, BARGAINING):
-        assert "mcts" in policy_names(env)
-        p = make_policy("mcts", env, num_simulations=7, rollout_steps=0)
+        assert "mcts" in player_names(env)
+        p = make_player("mcts", env, num_simulations=7, rollout_steps=0)
         assert isinstance(p, MCTSPlayer) and p.num_simulations == 7 and p.rollout_steps == 0
-    assert make_policy("mcts", TTT).num_simulations == 100
+    assert make_player("mcts", TTT).num_simulations == 100
     for bad in ({"num_simulations": 0}, {"num_rollouts": 0}, {"rollout_steps": -1}, {"pb_c_init": 0.0}):
         with pytest.raises(alem.EnvArgumentError):
             MCTSPlayer(TTT, **bad)
@@ -89,9 +89,9 @@ def test_registered_with_its_budget_and_refuses_bad_settings():
     with pytest.raises(alem.EnvArgumentError, match="objective"):
         MCTSPlayer(TTT, objective="theirs")
     # Zero-sum games search the seat's own return; bargaining (general-sum) its margin.
-    assert make_policy("mcts", TTT).objective == "own"
-    assert make_policy("mcts", BARGAINING).objective == "margin"
-    assert make_policy("mcts", BARGAINING, objective="own").objective == "own"
+    assert make_player("mcts", TTT).objective == "own"
+    assert make_player("mcts", BARGAINING).objective == "margin"
+    assert make_player("mcts", BARGAINING, objective="own").objective == "own"
 
 
 def test_margin_scores_the_root_seat_against_the_mean_of_the_others():
@@ -104,7 +104,7 @@ def test_margin_scores_the_root_seat_against_the_mean_of_the_others():
 @pytest.mark.exhaustive
 def test_never_loses_to_random_at_tic_tac_toe_from_both_seats():
     """300 games per seat at 100 simulations (about 45 s per seat on 2 cores)."""
-    best, rnd = make_policy("mcts", TTT), make_policy("random", TTT)
+    best, rnd = make_player("mcts", TTT), make_player("random", TTT)
     run = jax.jit(lambda k, a, b: play_games(TTT, [a, b], k, 300), static_argnums=(1, 2))
     as_x = np.asarray(run(jax.random.key(0), best, rnd))
     as_o = np.asarray(run(jax.random.key(1), rnd, best))
@@ -116,7 +116,7 @@ def test_never_loses_to_random_at_tic_tac_toe_from_both_seats():
 def test_beats_greedy_at_connect_four_from_both_seats():
     """50 games per seat at 100 simulations against the one-ply greedy player (measured over 100
     games per seat: 99% wins as X, 86% as O; about 75 s per seat on 2 cores)."""
-    best, greedy = make_policy("mcts", C4), make_policy("greedy", C4)
+    best, greedy = make_player("mcts", C4), make_player("greedy", C4)
     run = jax.jit(lambda k, a, b: play_games(C4, [a, b], k, 50), static_argnums=(1, 2))
     as_x = np.asarray(run(jax.random.key(0), best, greedy))
     as_o = np.asarray(run(jax.random.key(1), greedy, best))
@@ -129,7 +129,7 @@ def test_outscores_random_at_bargaining_from_both_seats():
     the search scores more than random does against it, and more than random scores against
     random on the same deals (measured over 100 deals: 6.6 and 7.3 points, random 2.7 and 2.5;
     random against random 2.0 and 1.8)."""
-    best, rnd = make_policy("mcts", BARGAINING), make_policy("random", BARGAINING)
+    best, rnd = make_player("mcts", BARGAINING), make_player("random", BARGAINING)
     moves = BARGAINING.max_turns + 1  # every offer, then "agree"
     run = jax.jit(
         lambda k, a, b: play_games(BARGAINING, [a, b], k, 50, max_moves=moves), static_argnums=(1, 2)

@@ -15,7 +15,7 @@ import pytest
 import alem
 from alem.envs.games.board import play_games
 from alem.envs.games.tic_tac_toe import MinimaxPlayer, best_moves, value_table
-from alem.policies import Policy, RandomPolicy, make_policy, policy_names
+from alem.players import Player, RandomPlayer, make_player, player_names
 
 pyspiel = pytest.importorskip("pyspiel")
 
@@ -68,10 +68,10 @@ def test_value_table_and_moves_are_optimal_in_every_position():
         assert np.sign(value_table()[ego @ pow3]) == value
 
 
-class Mixed(Policy):
+class Mixed(Player):
     """Plays ``first`` on the first ``n`` rows of the batch and ``rest`` on the others."""
 
-    def __init__(self, first: Policy, rest: Policy, n: int):
+    def __init__(self, first: Player, rest: Player, n: int):
         self.first, self.rest, self.n = first, rest, n
 
     def act(self, key, turn):
@@ -86,7 +86,7 @@ def match_results():
 
     One batch, so one compiled program."""
     env = alem.make("tic_tac_toe-v0")
-    best, rnd = make_policy("minimax", env), make_policy("random", env)
+    best, rnd = make_player("minimax", env), make_player("random", env)
     seat0 = Mixed(best, Mixed(rnd, best, 2000), 1000)
     seat1 = Mixed(rnd, best, 1000)
     returns = jax.device_get(jax.jit(lambda k: play_games(env, [seat0, seat1], k, 2200))(jax.random.key(0)))
@@ -126,9 +126,9 @@ def test_perfect_player_takes_the_fastest_win_and_keeps_every_optimal_move():
 
 def test_policies_registered():
     env = alem.make("tic_tac_toe-v0")
-    assert {"minimax", "random"} <= set(policy_names(env))
-    assert isinstance(make_policy("minimax", env), MinimaxPlayer)
-    assert isinstance(make_policy("random", env), RandomPolicy)
+    assert {"minimax", "random"} <= set(player_names(env))
+    assert isinstance(make_player("minimax", env), MinimaxPlayer)
+    assert isinstance(make_player("random", env), RandomPlayer)
 
 
 @pytest.mark.parametrize(

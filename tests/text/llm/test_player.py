@@ -13,9 +13,9 @@ import pytest
 
 import alem
 from alem.evaluate import evaluate
-from alem.policies import FunctionPolicy, make_policy
+from alem.players import FunctionPlayer, make_player
 from alem.rundir import read_jsonl
-from alem.text.llm.player import LLMPolicy
+from alem.text.llm.player import LLMPlayer
 from alem.text.llm.testing import FakeChatServer
 
 FAST = dict(backend="openai", model="fake-model", backoff_s=0.001, backoff_cap_s=0.01, timeout_s=5.0)
@@ -27,7 +27,7 @@ def ttt():
 
 
 def first_legal(env):
-    return FunctionPolicy(lambda key, turn: jnp.argmax(turn.action_mask, axis=-1).astype(jnp.int32), "first")
+    return FunctionPlayer(lambda key, turn: jnp.argmax(turn.action_mask, axis=-1).astype(jnp.int32), "first")
 
 
 def run(env, players, tmp_path, episodes=2, **kw):
@@ -53,7 +53,7 @@ def test_fault_injection_counts_fallbacks_and_complete_transcripts(ttt, tmp_path
     # timeout_s is short only here, where one injected timeout must fire (a loaded CI box
     # answers a normal local request well within it)
     with FakeChatServer(script="first", faults=faults, timeout_sleep_s=3.0) as srv:
-        llm = LLMPolicy(ttt, base_url=srv.base_url, reprompts=1, max_retries=1, **{**FAST, "timeout_s": 1.5})
+        llm = LLMPlayer(ttt, base_url=srv.base_url, reprompts=1, max_retries=1, **{**FAST, "timeout_s": 1.5})
         res, records, eps = run(ttt, [llm, first_legal(ttt)], tmp_path, episodes=2)
         assert srv.served[: len(faults)] == faults
         assert len(srv.requests) == sum(len(r["attempts"]) for r in records) + 4  # + the 4 retried tries
@@ -90,8 +90,8 @@ def test_fault_injection_counts_fallbacks_and_complete_transcripts(ttt, tmp_path
 def test_fallbacks_first_and_forfeit(fallback, tmp_path):
     env = alem.make("tic_tac_toe-v0", illegal_action="lose")
     with FakeChatServer(script=lambda body: "no idea") as srv:
-        llm = LLMPolicy(env, base_url=srv.base_url, reprompts=0, fallback=fallback, **FAST)
-        res, records, eps = run(env, [llm, make_policy("random", env)], tmp_path, episodes=3, num_envs=3)
+        llm = LLMPlayer(env, base_url=srv.base_url, reprompts=0, fallback=fallback, **FAST)
+        res, records, eps = run(env, [llm, make_player("random", env)], tmp_path, episodes=3, num_envs=3)
     assert all(r["fallback"] == fallback for r in records)
     seat = res["seats"][0]
     if fallback == "first":
@@ -105,7 +105,7 @@ def test_fallbacks_first_and_forfeit(fallback, tmp_path):
 
 def test_history_keeps_earlier_exchanges(ttt, tmp_path):
     with FakeChatServer(script="first") as srv:
-        llm = LLMPolicy(ttt, base_url=srv.base_url, history=1, **FAST)
+        llm = LLMPlayer(ttt, base_url=srv.base_url, history=1, **FAST)
         _, records, _ = run(ttt, [llm, first_legal(ttt)], tmp_path, episodes=1)
     msgs = [r["attempts"][0]["messages"] for r in records]
     assert len(msgs[0]) == 2 and all(len(m) == 4 for m in msgs[1:])  # system, last exchange, now
@@ -116,16 +116,16 @@ def test_llm_player_refuses_envs_without_text():
     env = alem.MultiAgentEnv()  # supports_text is False by default
     env.id = "no_text-v0"
     with pytest.raises(alem.AlemError, match="text support"):
-        make_policy("llm", env, backend="scripted")
+        make_player("llm", env, backend="scripted")
 
 
 def test_bad_settings_are_named(ttt):
     with pytest.raises(alem.AlemError, match="fallback"):
-        LLMPolicy(ttt, fallback="pass")
+        LLMPlayer(ttt, fallback="pass")
     with pytest.raises(alem.AlemError, match="reprompts"):
-        LLMPolicy(ttt, reprompts=-1)
+        LLMPlayer(ttt, reprompts=-1)
     with pytest.raises(alem.AlemError, match="base_url"):
-        LLMPolicy(ttt, backend="openai").begin(ttt, ttt.default_params, 0)
+        LLMPlayer(ttt, backend="openai").begin(ttt, ttt.default_params, 0)
 
 
 def test_concurrent_rows_fan_out(tmp_path):
@@ -142,7 +142,7 @@ def test_concurrent_rows_fan_out(tmp_path):
         return '{"action": "defect"}'
 
     with FakeChatServer(script=slow) as srv:
-        llm = LLMPolicy(env, base_url=srv.base_url, max_concurrency=3, **FAST)
+        llm = LLMPlayer(env, base_url=srv.base_url, max_concurrency=3, **FAST)
         res, _, eps = run(env, [llm, first_legal(env)], tmp_path, episodes=8, num_envs=8)
     assert peak[0] == 3  # bounded, and really concurrent
     assert np.allclose([e["returns"] for e in eps], [[5.0, 0.0]] * 8)
@@ -152,12 +152,12 @@ def test_recorded_run_replays_offline_with_identical_results(tmp_path):
     env = alem.make("iterated_prisoners_dilemma-v0", num_rounds=3)
     cache = tmp_path / "cache.jsonl"
     with FakeChatServer(script="random") as srv:
-        llm = LLMPolicy(env, base_url=srv.base_url, cache=str(cache), **FAST)
-        _, rec1, eps1 = run(env, [llm, make_policy("random", env)], tmp_path / "a", episodes=3, num_envs=3)
+        llm = LLMPlayer(env, base_url=srv.base_url, cache=str(cache), **FAST)
+        _, rec1, eps1 = run(env, [llm, make_player("random", env)], tmp_path / "a", episodes=3, num_envs=3)
         served = len(srv.requests)
     # the server is gone: every request must come from the cache
-    llm = LLMPolicy(env, base_url="http://127.0.0.1:9/v1", cache=str(cache), cache_mode="replay", **FAST)
-    _, rec2, eps2 = run(env, [llm, make_policy("random", env)], tmp_path / "b", episodes=3, num_envs=3)
+    llm = LLMPlayer(env, base_url="http://127.0.0.1:9/v1", cache=str(cache), cache_mode="replay", **FAST)
+    _, rec2, eps2 = run(env, [llm, make_player("random", env)], tmp_path / "b", episodes=3, num_envs=3)
     assert served == len(rec1) == 9 and eps1 == eps2
     # Rows answer concurrently, so transcript lines may come in any order: compare by decision.
     by_decision = lambda rec: sorted((r["episode"], r["seat"], r["decision"], r["action"]) for r in rec)

@@ -21,9 +21,9 @@ import alem
 from alem.engine.lockstep import episode_key
 from alem.errors import AlemError
 from alem.evaluate import evaluate
-from alem.policies import make_policy
+from alem.players import make_player
 from alem.rundir import read_jsonl
-from alem.text.llm.player import LLMPolicy
+from alem.text.llm.player import LLMPlayer
 from alem.text.llm.prompts import turn_prompt
 from alem.text.train.export import export_experts, export_run, main, read_decisions
 
@@ -124,11 +124,11 @@ def test_expert_exports_replay_and_show_no_hidden_information(env_id, tmp_path):
 def test_export_of_an_arena_run_with_llm_and_scripted_seats(tmp_path):
     env = alem.make("kuhn_poker-v0")
     run_dir = tmp_path / "run"
-    llm = LLMPolicy(env, backend="scripted", script="random", history=1)
+    llm = LLMPlayer(env, backend="scripted", script="random", history=1)
     config = {"env": {"id": env.id}, "players": ["llm", "cfr"], "seed": 4, "num_envs": 2, "player_kwargs": {}}
     config["player_kwargs"]["llm"] = {"backend": "scripted", "script": "random", "history": 1}
     evaluate(
-        env, [llm, make_policy("cfr", env)], episodes=5, num_envs=2, seed=4, run_dir=run_dir, config=config
+        env, [llm, make_player("cfr", env)], episodes=5, num_envs=2, seed=4, run_dir=run_dir, config=config
     )
     out = tmp_path / "run.jsonl"
     stats = export_run(run_dir, out)  # checks every episode's returns against episodes.jsonl
@@ -180,10 +180,10 @@ def test_fallback_moves_are_marked_and_left_out_of_the_export_by_default(tmp_pat
     fine-tune on the file would learn random moves."""
     env = alem.make("kuhn_poker-v0")
     run_dir = tmp_path / "run"
-    llm = LLMPolicy(env, backend="scripted", script=lambda body: "no idea, sorry", history=0)
+    llm = LLMPlayer(env, backend="scripted", script=lambda body: "no idea, sorry", history=0)
     config = {"env": {"id": env.id}, "players": ["llm", "cfr"], "seed": 1, "num_envs": 2, "player_kwargs": {}}
     evaluate(
-        env, [llm, make_policy("cfr", env)], episodes=4, num_envs=2, seed=1, run_dir=run_dir, config=config
+        env, [llm, make_player("cfr", env)], episodes=4, num_envs=2, seed=1, run_dir=run_dir, config=config
     )
     decisions = [r for r in read_jsonl(run_dir / "transcripts.jsonl") if r.get("type") == "decision"]
     assert decisions and all(r["fallback"] == "random" for r in decisions)
@@ -216,7 +216,7 @@ def test_a_failed_export_leaves_no_file_and_a_tournament_gets_the_right_hint(tmp
     }
     evaluate(
         env,
-        [make_policy("random", env), make_policy("cfr", env)],
+        [make_player("random", env), make_player("cfr", env)],
         episodes=2,
         num_envs=2,
         seed=2,

@@ -12,7 +12,7 @@ import pytest
 import alem
 from alem.engine.lockstep import episode_key
 from alem.errors import AlemError, ConfigError
-from alem.policies import make_policy
+from alem.players import make_player
 from alem.text.llm.prompts import system_prompt, turn_prompt
 from alem.text.train.pool import TextEnvPool
 from alem.text.train.turns import answer, credit_rewards
@@ -121,14 +121,14 @@ def test_simultaneous_seats_answer_in_one_step_and_history_is_kept():
 
 def test_device_seats_play_inside_the_step():
     env = alem.make("tic_tac_toe-v0")
-    pool = TextEnvPool(env, 4, players={1: make_policy("minimax", env)})
+    pool = TextEnvPool(env, 4, players={1: make_player("minimax", env)})
     rng = random.Random(1)
     results = list(pool.play(lambda p: random_replies(p, rng), range(4)))
     assert len(results) == 4
     assert all(d.turn.seat == 0 for r in results for d in r.trajectory)  # minimax's moves not recorded
     assert all(r.returns[0] <= 0 for r in results)  # random play never beats minimax
     with pytest.raises(ConfigError, match="device policy"):
-        TextEnvPool(env, 1, players={0: make_policy("llm", env, backend="scripted")})
+        TextEnvPool(env, 1, players={0: make_player("llm", env, backend="scripted")})
 
 
 def test_misuse_is_refused(kuhn, kuhn_pool):

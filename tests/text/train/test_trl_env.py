@@ -224,7 +224,7 @@ def test_one_grpo_trainer_step_on_kuhn_poker_moves_smollm2_the_way_the_advantage
     from examples import lora_policy as lp
 
     monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
-    policy = lp.LoRAChatPolicy(seed=0, rank=8)
+    policy = lp.LoRAChatPlayer(seed=0, rank=8)
     base = policy.model.get_base_model()
     # The GGUF file is dequantised to float32 on load, but transformers still marks the model
     # quantized, and its Trainer refuses to train a GGUF-quantized model: drop the mark.

@@ -216,7 +216,7 @@ def test_bad_input_is_refused_clearly(ve):
     for seats in ([2], [], [0, 0], [-1]):
         with pytest.raises(ConfigError, match=r"seats must be distinct seats of kuhn_poker-v0 \(0..1\)"):
             ve.load_environment(KUHN, seats=seats)
-    with pytest.raises(AlemError, match="no policy 'minmax' for env 'kuhn_poker-v0'"):
+    with pytest.raises(AlemError, match="no player 'minmax' for env 'kuhn_poker-v0'"):
         ve.load_environment(KUHN, opponent="minmax")
     with pytest.raises(ConfigError, match="no move 'raise'"):
         ve.load_environment(KUHN, opponent="always:raise")
