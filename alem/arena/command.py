@@ -8,14 +8,22 @@ transport settings (:data:`RESUME_FREE`).
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
+from alem.arena.crossplay import check_cooperative, crossplay_results, crossplay_seatings, read_pool
 from alem.arena.evaluation import CLI, evaluate
 from alem.arena.players import build_player, build_players
-from alem.arena.table import format_table, format_tournament, write_tournament_results
+from alem.arena.table import (
+    format_crossplay,
+    format_table,
+    format_tournament,
+    write_crossplay_results,
+    write_tournament_results,
+)
 from alem.arena.tournament import MODES, Tournament, pairings, play_tournament, tournament_results
 from alem.cli import hydra_app, hydra_overrides, hydra_run_dir, make_env, plain, resume_keys
 from alem.core import MultiAgentEnv
@@ -84,6 +92,10 @@ def run(cfg: DictConfig, output_dir: str | Path, overrides: list[str] | None = N
     mode = cfg.get("mode") or "match"
     if mode not in MODES:
         raise ConfigError(f"mode must be one of {list(MODES)}, got {mode!r}")
+    if mode == "crossplay":
+        return _reported(cfg, run_dir, _run_crossplay(cfg, env, run_dir, current, bool(resume)))
+    if cfg.get("partners"):
+        raise ConfigError(f"partners= is read by mode=crossplay only; this run has mode={mode}")
     if mode != "match":
         return _reported(cfg, run_dir, _run_tournament(cfg, env, run_dir, current, bool(resume)))
     players = build_players(env, _specs(cfg.players, "players"), player_kwargs)
@@ -131,32 +143,81 @@ def _run_tournament(
         raise ConfigError("panel= is for mode=gauntlet; mode=round_robin pairs every player in players=")
     player_kwargs = current.get("player_kwargs") or {}
     pool = [build_player(env, spec, player_kwargs) for spec in [*specs, *panel]]
+    seatings = pairings(mode, len(specs), len(panel))
+    # poker: LLM players answer the exploitability queries, so the results come before close()
+    results = _play_pool(cfg, env, run_dir, current, resume, pool, seatings, tournament_results)
+    write_tournament_results(run_dir, results)
+    return results
+
+
+def _play_pool(cfg, env, run_dir, current, resume, pool, seatings, results_of) -> dict[str, Any]:
+    """Check a pool and its seatings, claim the run directory, play every seating into
+    ``matches/`` (resuming what exists), and return ``results_of(tournament, run_dir)`` with the
+    run's config; the players are closed whatever happens."""
     try:
         t = Tournament(
             env,
             tuple(pool),
-            tuple(pairings(mode, len(specs), len(panel))),
+            tuple(seatings),
             cfg.episodes,
             num_envs=cfg.num_envs,
             seed=cfg.seed,
             max_steps=cfg.get("max_steps"),
             openings=current["openings"],
-            mode=mode,
+            mode=cfg.mode,
         )
         for p in pool:  # start players and check LLM endpoints before anything is written
             p.begin(env, env.default_params, 0)
-        current["output_dir"] = str(run_dir)
         if not resume:
             run_dir = claim(run_dir, cli=CLI)
             run_dir.mkdir(parents=True, exist_ok=True)
+        current["output_dir"] = str(run_dir)
         write_atomic(run_dir / "config.yaml", OmegaConf.to_yaml(OmegaConf.create(_redacted(current))))
         play_tournament(t, run_dir)
-        results = tournament_results(t, run_dir)  # poker: LLM players answer the exploitability queries
+        results = results_of(t, run_dir)
     finally:
         for p in pool:
             p.close()
     results["config"] = _redacted(current)
-    write_tournament_results(run_dir, results)
+    return results
+
+
+def _run_crossplay(
+    cfg: DictConfig, env: MultiAgentEnv, run_dir: Path, current: dict, resume: bool
+) -> dict[str, Any]:
+    """``mode=crossplay``: every ego of players= with every partner of partners= in every seat
+    (:mod:`alem.arena.crossplay`)."""
+    check_cooperative(env)
+    if not cfg.get("partners"):
+        raise ConfigError(
+            "mode=crossplay plays players= with a pool of partners: give partners=<manifest>[:split]"
+        )
+    if _specs(cfg.get("panel") or [], "panel"):
+        raise ConfigError("panel= is for mode=gauntlet; mode=crossplay takes its partners from partners=")
+    partners = read_pool(cfg.partners, env)
+    specs = _specs(cfg.players, "players")
+    player_kwargs = current.get("player_kwargs") or {}
+    egos = [build_player(env, spec, player_kwargs) for spec in specs]
+    mates = []
+    for partner in partners.partners:
+        player = build_player(env, partner.spec, player_kwargs)
+        player.label = partner.name
+        mates.append(player)
+    floor = build_player(env, "random")
+    floor.label = "(random pair)"
+    current["partners_resolved"] = [dataclasses.asdict(p) for p in partners.partners]
+    seatings = crossplay_seatings(len(egos), len(mates), env.num_agents)
+    results = _play_pool(
+        cfg,
+        env,
+        run_dir,
+        current,
+        resume,
+        [*egos, *mates, floor],
+        seatings,
+        lambda t, d: crossplay_results(t, d, len(egos), len(mates)),
+    )
+    write_crossplay_results(current["output_dir"], results)
     return results
 
 
@@ -218,7 +279,10 @@ def _resumed_config(cfg: DictConfig, run_dir: Path, overrides: list[str]) -> Dic
 def _app(cfg: DictConfig) -> None:
     """The app's body: run, then print the table and where the results are."""
     results = run(cfg, cfg.get("output_dir") or hydra_run_dir(), hydra_overrides())
-    print(format_tournament(results) if "ratings" in results else format_table(results), flush=True)
+    if results.get("mode") == "crossplay":
+        print(format_crossplay(results), flush=True)
+    else:
+        print(format_tournament(results) if "ratings" in results else format_table(results), flush=True)
     out = results["config"]["output_dir"]
     print(f"Results written to {Path(out) / 'results.json'}", flush=True)
     if cfg.get("report") == "html":

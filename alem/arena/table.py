@@ -19,6 +19,8 @@ __all__ = [
     "format_table",
     "write_tournament_results",
     "format_tournament",
+    "write_crossplay_results",
+    "format_crossplay",
 ]
 
 #: The per-seat columns of ``results.csv`` (after ``env_id``), in order.
@@ -258,4 +260,70 @@ def format_tournament(results: dict[str, Any]) -> str:
     if win_lose:
         cells = [["-" if v is None else f"{v:.2f}" for v in row] for row in results["pairwise_score"]]
         _grid(lines, "mean score of row against column (1: always won, 0.5: even):", players, cells)
+    return "\n".join(lines)
+
+
+#: The columns of a cross-play run's ``crossplay.csv``: one row per (ego, partner) cell.
+CROSSPLAY_COLUMNS = ["player", "partner", "split", "team_return_mean", "team_return_ci95", "normalized"]
+
+
+def _crossplay_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
+    split = (results.get("config") or {}).get("partners_resolved") or []
+    split_of = {p["name"]: p["split"] for p in split}
+    return [
+        {
+            "player": ego,
+            "partner": mate,
+            "split": split_of.get(mate),
+            "team_return_mean": results["crossplay_matrix"][i][j],
+            "team_return_ci95": results["crossplay_ci95"][i][j],
+            "normalized": results["normalized"][i][j],
+        }
+        for i, ego in enumerate(results["players"])
+        for j, mate in enumerate(results["partners"])
+    ]
+
+
+def write_crossplay_results(run_dir: str | Path, results: dict[str, Any]) -> None:
+    """Write a cross-play run's ``results.json`` and ``crossplay.csv``, each atomically."""
+    _write_json_and_csv(Path(run_dir), results, _crossplay_rows(results), CROSSPLAY_COLUMNS, "crossplay.csv")
+
+
+def format_crossplay(results: dict[str, Any]) -> str:
+    """A cross-play run: per ego its self-play, mean cross-play, gap and normalised score, then
+    the ego x partner matrix of mean team returns (95% CI)."""
+    head = ["player", "self-play", "cross-play", "gap", "normalized"]
+    rows = [
+        [
+            ego,
+            _pm(results["selfplay"][i], results["selfplay_ci95"][i]),
+            _f(results["crossplay_mean"][i], "+.3f"),
+            _f(results["gap"][i], "+.3f"),
+            _f(results["normalized_mean"][i], ".2f"),
+        ]
+        for i, ego in enumerate(results["players"])
+    ]
+    widths = [max(len(str(x[k])) for x in [head, *rows]) for k in range(len(head))]
+    lines = [
+        f"{results['env_id']} crossplay: {len(results['players'])} players x {len(results['partners'])} "
+        f"partners, every seat, {results['episodes_per_seating']} episodes per seating, {results['games']} games"
+        + ("" if results["complete"] else " (incomplete)"),
+        "  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)),
+    ]
+    lines += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    lines.append(
+        f"team return: {results['team_return']}; normalized: (cross-play - random pair "
+        f"{results['random_pair']:+.3f}) / (best with the partner - random pair)"
+    )
+    names = [n if len(n) <= 14 else n[:13] + "~" for n in results["partners"]]
+    cells = [
+        [_pm(v, c) for v, c in zip(row, crow, strict=True)]
+        for row, crow in zip(results["crossplay_matrix"], results["crossplay_ci95"], strict=True)
+    ]
+    first = max(len(e) for e in results["players"])
+    col = max(6, *(len(n) for n in names), *(len(c) for row in cells for c in row))
+    lines.append("mean team return of row with column (95% CI):")
+    lines.append(" " * first + "  " + "  ".join(n.rjust(col) for n in names))
+    for ego, row in zip(results["players"], cells, strict=True):
+        lines.append(ego.ljust(first) + "  " + "  ".join(c.rjust(col) for c in row))
     return "\n".join(lines)

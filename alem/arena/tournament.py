@@ -54,7 +54,7 @@ __all__ = [
 ]
 
 #: ``mode`` values: one match (the seats as given), or a tournament over a pool.
-MODES = ("match", "round_robin", "gauntlet")
+MODES = ("match", "round_robin", "gauntlet", "crossplay")
 #: Env name -> the player that plays it perfectly (the "vs perfect play" column).
 PERFECT_PLAYERS = {"tic_tac_toe": "minimax"}
 #: Where the pairings' run directories go inside the tournament's.
@@ -78,12 +78,12 @@ def pairings(mode: str, num_players: int, panel: int = 0) -> list[tuple[int, int
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Tournament:
-    """A checked tournament: ``players`` (the pool, labelled), the ``seatings`` to play, and the
-    match settings every pairing shares."""
+    """A checked tournament: ``players`` (the pool, labelled), the ``seatings`` to play (one
+    player index per seat), and the match settings every pairing shares."""
 
     env: MultiAgentEnv
     players: tuple[Player, ...]
-    seatings: tuple[tuple[int, int], ...]
+    seatings: tuple[tuple[int, ...], ...]
     episodes: int
     num_envs: int = 8
     seed: int = 0
@@ -92,7 +92,7 @@ class Tournament:
     openings: int | None = None
 
     def __post_init__(self) -> None:
-        if self.env.num_agents != 2:
+        if self.mode != "crossplay" and self.env.num_agents != 2:
             raise ConfigError(
                 f"mode={self.mode} pairs players in two-seat games; {self.env.id} has "
                 f"{self.env.num_agents} seats (play it with mode=match and one spec per seat)"
@@ -106,10 +106,9 @@ class Tournament:
         if not self.seatings:
             raise ConfigError(f"mode={self.mode} with players {labels} has no pairing to play")
         # Every pairing is a Match with these settings: its checks run now, before any game.
-        a, b = self.seatings[0]
         Match(
             self.env,
-            (self.players[a], self.players[b]),
+            tuple(self.players[i] for i in self.seatings[0]),
             self.episodes,
             num_envs=self.num_envs,
             seed=self.seed,
@@ -122,9 +121,9 @@ class Tournament:
         return [label_of(p) for p in self.players]
 
     def match_dir(self, run_dir: Path, k: int) -> Path:
-        """The run directory of seating ``k``: ``matches/<k>_<first>__<second>``."""
-        a, b = (re.sub(r"[^A-Za-z0-9._-]+", "-", self.labels[i])[:40] for i in self.seatings[k])
-        return run_dir / MATCHES_DIR / f"{k:03d}_{a}__{b}"
+        """The run directory of seating ``k``: ``matches/<k>_<first>__<second>[__...]``."""
+        names = (re.sub(r"[^A-Za-z0-9._-]+", "-", self.labels[i])[:40] for i in self.seatings[k])
+        return run_dir / MATCHES_DIR / f"{k:03d}_{'__'.join(names)}"
 
 
 def play_tournament(t: Tournament, run_dir: str | Path, *, progress: bool = True) -> None:
@@ -134,24 +133,25 @@ def play_tournament(t: Tournament, run_dir: str | Path, *, progress: bool = True
     this again on an interrupted tournament plays only what is missing.
     """
     run_dir = Path(run_dir)
-    for k, (a, b) in enumerate(t.seatings):
+    for k, seating in enumerate(t.seatings):
         match_dir = t.match_dir(run_dir, k)
         done = read_episodes(match_dir / EPISODES_FILE, below=t.episodes)
         if len(done) >= t.episodes:
             continue
+        labels = [t.labels[i] for i in seating]
         if progress:
-            print(f"pairing {k + 1}/{len(t.seatings)}: {t.labels[a]} (first) vs {t.labels[b]}", flush=True)
+            print(f"pairing {k + 1}/{len(t.seatings)}: {' | '.join(labels)} (by seat)", flush=True)
         evaluate(
             t.env,
-            [t.players[a], t.players[b]],
+            [t.players[i] for i in seating],
             episodes=t.episodes,
             num_envs=t.num_envs,
             seed=t.seed,
             max_steps=t.max_steps,
             openings=t.openings,
             run_dir=match_dir,
-            labels=[t.labels[a], t.labels[b]],
-            config={"pairing": k, "players": [t.labels[a], t.labels[b]]},
+            labels=labels,
+            config={"pairing": k, "players": labels},
             resume=match_dir.exists(),
             progress=False,
         )

@@ -115,6 +115,7 @@ _SMAX = {
 
 def register() -> None:
     """Register the MPE, LBF, Overcooked, RWARE and SMAX ids (family ``"coordination"``)."""
+    from alem.players import register_player
     from alem.registry import register
 
     # MPE; continuous actions with continuous_actions=True.
@@ -138,6 +139,10 @@ def register() -> None:
             reference="lbforaging",
             description=f"Level-Based Foraging: {desc}",
         )
+        for player in ("nearest", "centre"):
+            register_player(
+                env_id.rsplit("-v", 1)[0], player, f"alem.envs.coordination.lbf.players:{player}_player"
+            )
     # Overcooked (overcooked-ai 1.1.0), one id per original layout.
     for name, desc in _OVERCOOKED:
         register(

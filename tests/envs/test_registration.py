@@ -10,7 +10,7 @@ import pytest
 
 import alem
 import alem.envs
-from alem import policies
+from alem import players
 
 registry = importlib.import_module("alem.registry")  # the module (alem.registry is the function)
 
@@ -34,7 +34,7 @@ def test_a_family_registers_exactly_its_own_ids(family, monkeypatch):
     name = family.__name__.rsplit(".", 1)[1]
     expected = {k: v for k, v in alem.registry(name).items() if str(v.entry_point).startswith("alem.")}
     monkeypatch.setattr(registry, "_REGISTRY", {})
-    monkeypatch.setattr(policies, "_POLICIES", {})
+    monkeypatch.setattr(players, "_PLAYERS", {})
     family.register()
     assert dict(registry._REGISTRY) == expected
     assert all(spec.family == name for spec in registry._REGISTRY.values())
@@ -50,7 +50,7 @@ def test_scripted_players_are_registered_with_their_family():
         ("leduc_holdem-v0", "nash"),
         ("pathfinding_lifelong-v0", "bfs"),
     ):
-        assert (env_id.rsplit("-v", 1)[0], player) in policies._POLICIES
+        assert (env_id.rsplit("-v", 1)[0], player) in players._PLAYERS
 
 
 def test_importing_alem_imports_no_env_module():
