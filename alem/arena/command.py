@@ -14,7 +14,13 @@ from typing import Any
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
-from alem.arena.crossplay import check_cooperative, crossplay_results, crossplay_seatings, read_pool
+from alem.arena.crossplay import (
+    PARTNER_PREFIX,
+    check_cooperative,
+    crossplay_results,
+    crossplay_seatings,
+    read_pool,
+)
 from alem.arena.evaluation import CLI, evaluate
 from alem.arena.players import build_player, build_players
 from alem.arena.table import (
@@ -201,7 +207,7 @@ def _run_crossplay(
     mates = []
     for partner in partners.partners:
         player = build_player(env, partner.spec, player_kwargs)
-        player.label = partner.name
+        player.label = f"{PARTNER_PREFIX}{partner.name}"  # a partner may be an ego's spec too
         mates.append(player)
     floor = build_player(env, "random")
     floor.label = "(random pair)"

@@ -67,8 +67,8 @@ MANIFEST_FORMAT = "alem-partners/1"
 SPLITS = ("train", "validation", "heldout")
 #: Shares of a pool held out and kept for validation (rounded up; the rest trains).
 HELDOUT_SHARE, VALIDATION_SHARE = 0.25, 0.125
-#: The label of the random player that sets the normalisation's floor.
-RANDOM = "random"
+#: How partners are labelled in the seatings and match folders (the results name them plainly).
+PARTNER_PREFIX = "partner:"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -154,6 +154,7 @@ def write_manifest(
     }
     from alem.rundir import write_atomic
 
+    path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, json.dumps(manifest, indent=1) + "\n")
     return manifest
 
@@ -262,7 +263,8 @@ def crossplay_results(t: Any, run_dir: str | Path, num_egos: int, num_partners: 
     files (see the module docstring)."""
     run_dir = Path(run_dir)
     labels = t.labels
-    egos, partners = labels[:num_egos], labels[num_egos : num_egos + num_partners]
+    egos = labels[:num_egos]
+    partners = [x.removeprefix(PARTNER_PREFIX) for x in labels[num_egos : num_egos + num_partners]]
     team: dict[tuple[int, ...], np.ndarray] = {}
     for k, seating in enumerate(t.seatings):
         eps = read_episodes(t.match_dir(run_dir, k) / EPISODES_FILE, below=t.episodes)

@@ -588,3 +588,28 @@ def test_gif_of_a_random_rollout(tmp_path, env3):
     path = render.render_gif(env3, tmp_path / "lbf.gif", num_steps=6, seed=0)  # env3: step compiled already
     with pil.open(path) as gif:
         assert gif.n_frames >= 2 and gif.size == (6 * 32, 6 * 32)
+
+
+@pytest.mark.parametrize("name", ["nearest", "centre"])
+def test_heuristic_players_move_legally_and_load_next_to_their_food(name):
+    """The scripted players (alem.envs.coordination.lbf.players) pick a legal action in every
+    state of random play, and LOAD only next to food (and do load)."""
+    from alem.players import Turn, make_player
+    from alem.rollout import random_legal_actions
+
+    env = alem.make("lbf_8x8_2p_2f_coop-v0")
+    player, p = make_player(name, env), env.default_params
+    keys = jax.random.split(jax.random.key(0), 64)
+    state, ts = jax.vmap(env.reset, (0, None))(keys, p)
+    act = jax.jit(lambda k, s, t: player.act(k, Turn(env, p, 0, s, t, None, None)))
+    loads = 0
+    for t in range(12):
+        a = act(jax.random.key(t), state, ts)
+        mask = np.asarray(ts.action_mask[:, 0])
+        assert mask[np.arange(64), np.asarray(a)].all()
+        adjacent = np.asarray(ts.action_mask[:, 0, 5])  # LOAD is legal only next to food
+        loads += int((np.asarray(a) == 5).sum())
+        assert ((np.asarray(a) == 5) <= adjacent).all()
+        other = random_legal_actions(jax.random.key(100 + t), ts.action_mask[:, 1])
+        state, ts = jax.vmap(env.step, (0, 0, 0, None))(keys, state, jnp.stack([a, other], 1), p)
+    assert loads > 0
