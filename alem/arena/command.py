@@ -22,7 +22,7 @@ from alem.arena.crossplay import (
     read_pool,
 )
 from alem.arena.evaluation import CLI, evaluate
-from alem.arena.players import build_player, build_players
+from alem.arena.players import build_player, build_players, parse_spec
 from alem.arena.table import (
     format_crossplay,
     format_table,
@@ -206,7 +206,9 @@ def _run_crossplay(
     egos = [build_player(env, spec, player_kwargs) for spec in specs]
     mates = []
     for partner in partners.partners:
-        player = build_player(env, partner.spec, player_kwargs)
+        name = parse_spec(partner.spec)[0]
+        kwargs = {**player_kwargs, name: {**(player_kwargs.get(name) or {}), **partner.kwargs}}
+        player = build_player(env, partner.spec, kwargs)
         player.label = f"{PARTNER_PREFIX}{partner.name}"  # a partner may be an ego's spec too
         mates.append(player)
     floor = build_player(env, "random")

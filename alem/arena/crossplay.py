@@ -74,13 +74,15 @@ PARTNER_PREFIX = "partner:"
 @dataclasses.dataclass(frozen=True)
 class Partner:
     """One partner: its ``name`` (its label in the tables), the player ``spec`` that builds it
-    (checkpoint paths resolved against the manifest's folder), its ``split``, and for a
-    checkpoint the ``digest`` of its run directory."""
+    (checkpoint paths resolved against the manifest's folder), its ``split``, for a checkpoint
+    the ``digest`` of its run directory, and constructor ``kwargs`` (``seed_index`` of a run of
+    several seeds)."""
 
     name: str
     spec: str
     split: str
     digest: str | None = None
+    kwargs: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,21 +132,25 @@ def _checkpoint_dir(spec: str, root: Path) -> Path | None:
 
 
 def write_manifest(
-    path: str | Path, env: MultiAgentEnv, partners: Sequence[tuple[str, str]], *, seed: int = 0
+    path: str | Path, env: MultiAgentEnv, partners: Sequence[tuple], *, seed: int = 0
 ) -> dict[str, Any]:
-    """Write ``partners.json`` for ``(name, spec)`` pairs, with their splits and digests; refuses
-    an existing file (a manifest belongs to the pool that made it)."""
+    """Write ``partners.json`` for ``(name, spec)`` or ``(name, spec, kwargs)`` entries, with
+    their splits and digests; refuses an existing file (a manifest belongs to the pool that made
+    it)."""
     path = Path(path)
     if path.exists():
         raise ConfigError(f"{path} exists; a partner manifest is never overwritten")
-    splits = assign_splits([n for n, _ in partners], seed)
+    splits = assign_splits([p[0] for p in partners], seed)
     entries = []
-    for name, spec in partners:
+    for name, spec, *rest in partners:
+        kwargs = dict(rest[0]) if rest else {}
         folder = _checkpoint_dir(spec, path.parent)
         if folder is not None and not folder.is_dir():
             raise ConfigError(f"partner {name!r}: checkpoint folder {folder} does not exist")
         digest = None if folder is None else checkpoint_digest(folder)
-        entries.append({"name": name, "spec": spec, "split": splits[name], "digest": digest})
+        entries.append(
+            {"name": name, "spec": spec, "split": splits[name], "digest": digest, "kwargs": kwargs}
+        )
     manifest = {
         "format": MANIFEST_FORMAT,
         "env_id": env.id,
@@ -220,7 +226,10 @@ def read_pool(arg: str | Path, env: MultiAgentEnv, *, check_digests: bool = True
             rest = spec.partition(":")[2]
             suffix = rest[len(rest.split("#", 1)[0]) :]
             spec = f"checkpoint:{folder}{suffix}"
-        partners.append(Partner(name, spec, e["split"], e.get("digest")))
+        kwargs = e.get("kwargs") or {}
+        if not isinstance(kwargs, dict):
+            raise ConfigError(f"{where}: partner {name!r} has kwargs {kwargs!r}; an object of keywords")
+        partners.append(Partner(name, spec, e["split"], e.get("digest"), kwargs))
     chosen = tuple(p for p in partners if split is None or p.split == split)
     if not chosen:
         raise ConfigError(f"{where}: the manifest has no partner in split {split!r}")

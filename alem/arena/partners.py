@@ -1,0 +1,144 @@
+"""Partner pools as data: ``python -m alem.partners build env.id=<id> ...`` (``configs/partners.yaml``).
+
+A pool differs by seed, by learner and by design: one training run per learner of ``algos=``
+(``num_seeds`` seeds vmapped in one program, :mod:`alem.training.command`), each seed a
+partner (``checkpoint:<learner>`` with ``seed_index``), plus the env's scripted players
+(``scripted=true``: every registered player but ``random``, ``llm`` and ``checkpoint``). The
+training runs are ordinary run directories inside the pool's folder; ``partners.json``
+(:func:`alem.arena.crossplay.write_manifest`) is written last, with the splits and the
+checkpoints' digests, so a pool without a manifest is an unfinished build.
+
+Everything is checked before the first write: the env, each learner's plan on it (a learner
+that does not fit the env is named), and the folder (a new build refuses one that holds
+anything). ``resume=true`` finishes a killed build in the same folder: finished runs are kept,
+an interrupted one continues from its last checkpoint.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from alem.arena.crossplay import write_manifest
+from alem.cli import hydra_app, hydra_run_dir, make_env, plain
+from alem.errors import ConfigError
+from alem.players import player_names
+from alem.rundir import claim
+
+__all__ = ["build", "main", "NOT_PARTNERS"]
+
+#: Registered players that are not partners of a pool: the floor, the LLM and the loader.
+NOT_PARTNERS = frozenset({"random", "llm", "checkpoint"})
+CLI = "alem.partners"
+
+
+def _training_config(cfg: DictConfig, algo: str) -> DictConfig:
+    from hydra import compose
+
+    extra = plain(cfg.get("train_overrides")) or []
+    if not isinstance(extra, list) or not all(isinstance(x, str) for x in extra):
+        raise ConfigError(f"train_overrides must be a list of key=value strings, got {extra!r}")
+    bad = [
+        x
+        for x in extra
+        if x.split("=", 1)[0].lstrip("+") in ("algo", "env", "seed", "num_seeds", "output_dir")
+    ]
+    if bad:
+        raise ConfigError(
+            f"train_overrides may not set what the pool sets (algo, env, seed, num_seeds): {bad}"
+        )
+    try:
+        tcfg = compose(
+            config_name="config",
+            overrides=[f"algo={algo}", f"seed={cfg.seed}", f"num_seeds={cfg.num_seeds}", *extra],
+        )
+    except Exception as e:  # Hydra's errors for an unknown preset or key
+        from importlib.resources import files
+
+        presets = sorted(
+            f.name.removesuffix(".yaml")
+            for f in files("alem.configs").joinpath("algo").iterdir()
+            if f.name.endswith(".yaml") and not f.name.startswith("_")
+        )
+        if algo not in presets:
+            raise ConfigError(f"learner {algo!r} is not a preset; choose from {presets}") from None
+        raise ConfigError(f"learner {algo!r}: {str(e).splitlines()[0]}") from None
+    OmegaConf.set_struct(tcfg, False)
+    tcfg.env = cfg.env
+    return tcfg
+
+
+def build(cfg: DictConfig, output_dir: str | Path) -> dict[str, Any]:
+    """Train and list a pool as ``cfg`` says (module docstring); return the manifest."""
+    from alem.training.command import plan, run
+
+    env = make_env(cfg.env)
+    algos = plain(cfg.algos) or []
+    if isinstance(algos, str):
+        algos = [algos]
+    if not isinstance(algos, list) or not all(isinstance(a, str) and a for a in algos):
+        raise ConfigError(f"algos must be a list of learner presets like algos=[ippo,mappo], got {algos!r}")
+    if len(set(algos)) != len(algos):
+        raise ConfigError(f"algos names a learner twice: {algos}")
+    if not isinstance(cfg.num_seeds, int) or isinstance(cfg.num_seeds, bool) or cfg.num_seeds < 1:
+        raise ConfigError(f"num_seeds must be a positive integer, got {cfg.num_seeds!r}")
+    if not isinstance(cfg.seed, int) or isinstance(cfg.seed, bool) or cfg.seed < 0:
+        raise ConfigError(f"seed must be a non-negative integer, got {cfg.seed!r}")
+    if not isinstance(cfg.scripted, bool):
+        raise ConfigError(f"scripted must be true or false, got {cfg.scripted!r}")
+    runs = []
+    for algo in algos:
+        tcfg = _training_config(cfg, algo)
+        try:
+            plan(tcfg, env)
+        except ConfigError as e:
+            raise ConfigError(f"learner {algo!r} on {env.id}: {e}") from None
+        runs.append((algo, tcfg))
+    scripted = sorted(set(player_names(env)) - NOT_PARTNERS) if cfg.scripted else []
+    partners: list[tuple[str, str, dict]] = [
+        (f"{algo}_s{cfg.seed + k}", f"checkpoint:{algo}", {"seed_index": k})
+        for algo in algos
+        for k in range(cfg.num_seeds)
+    ] + [(name, name, {}) for name in scripted]
+    if len(partners) < 2:
+        raise ConfigError(
+            f"a pool needs at least two partners; algos={algos} and scripted give {len(partners)}"
+        )
+    out = Path(output_dir).resolve()
+    if cfg.get("resume"):
+        if not out.is_dir():
+            raise ConfigError(f"resume=true finishes a build in {out}, which does not exist")
+        if (out / "partners.json").exists():
+            raise ConfigError(f"{out} holds a finished pool (partners.json); nothing to resume")
+    else:
+        out = claim(out, cli=CLI)
+        out.mkdir(parents=True, exist_ok=True)
+    for algo, tcfg in runs:
+        run_dir = out / algo
+        if (run_dir / "results.json").exists():
+            print(f"{CLI}: {algo} is trained ({run_dir}); kept", flush=True)
+            continue
+        if run_dir.exists():
+            tcfg.resume = str(run_dir)
+        print(f"{CLI}: training {algo} ({cfg.num_seeds} seeds) into {run_dir}", flush=True)
+        run(tcfg, run_dir)
+    return write_manifest(out / "partners.json", env, partners, seed=cfg.split_seed)
+
+
+def _app(cfg: DictConfig) -> None:
+    out = Path(cfg.get("output_dir") or hydra_run_dir()).resolve()
+    manifest = build(cfg, out)
+    counts = {
+        s: sum(p["split"] == s for p in manifest["partners"]) for s in ("train", "validation", "heldout")
+    }
+    print(
+        f"{len(manifest['partners'])} partners for {manifest['env_id']} "
+        f"({', '.join(f'{k} {v}' for k, v in counts.items())})",
+        flush=True,
+    )
+    print(f"Pool written to {out / 'partners.json'}", flush=True)
+
+
+main = hydra_app(CLI, "partners", _app)
