@@ -6,7 +6,9 @@ writes ``<run dir>/report.html`` from the run's files alone: for a tournament th
 game is won or lost, exploitability) as a table that sorts when a column head is clicked,
 the pairwise payoff matrix as a heatmap, each player's invalid-reply, fallback and
 env-illegal rates over all its games, and a few LLM games whose prompts and replies expand;
-for a single match the per-seat table and its LLM games. The page needs no network: the
+for a cross-play run (:mod:`alem.arena.crossplay`) each player's self-play, cross-play, gap and
+normalised score, and the player x partner matrices of team returns and normalised scores; for
+a single match the per-seat table and its LLM games. The page needs no network: the
 styles and the few lines of script that sort are inline, and there are no images. Every
 string that came from a run (labels, prompts, replies) is escaped, so a reply that holds
 markup is shown as text.
@@ -110,11 +112,19 @@ def _colour(v: float | None, scale: float) -> str:
     return f' style="background:rgba({rgb},{a:.2f})"'
 
 
-def _heatmap(players: list[str], matrix: list[list[Any]], ci: list[list[Any]] | None) -> str:
+def _heatmap(
+    players: list[str],
+    matrix: list[list[Any]],
+    ci: list[list[Any]] | None,
+    columns: list[str] | None = None,
+    corner: str = "row vs column",
+) -> str:
+    """Rows ``players`` by ``columns`` (default: the players again), each cell coloured by its
+    value's sign and size, with its CI half-width beneath where ``ci`` is given."""
     vals = [abs(v) for row in matrix for v in row if v is not None]
     scale = max(vals) if vals else 0.0
-    out = ['<table class="heat"><thead><tr><th>row vs column</th>']
-    out += [f"<th>{_e(p)}</th>" for p in players]
+    out = [f'<table class="heat"><thead><tr><th>{_e(corner)}</th>']
+    out += [f"<th>{_e(p)}</th>" for p in (players if columns is None else columns)]
     out.append("</tr></thead><tbody>")
     for i, p in enumerate(players):
         out.append(f"<tr><th>{_e(p)}</th>")
@@ -251,6 +261,56 @@ def _tournament_body(res: dict[str, Any], rates: dict[str, dict[str, float | Non
     return "".join(body)
 
 
+def _crossplay_body(res: dict[str, Any], rates: dict[str, dict[str, float | None]]) -> str:
+    head = [
+        "player",
+        "self-play",
+        "± 95% CI",
+        "cross-play",
+        "gap",
+        "normalized",
+        "invalid replies",
+        "fallbacks",
+    ]
+    rows = []
+    for i, ego in enumerate(res["players"]):
+        pr = rates.get(ego, {})
+        rows.append(
+            [
+                (_e(ego), ""),
+                _num(res["selfplay"][i], "+.3f"),
+                _num(res["selfplay_ci95"][i], ".3f"),
+                _num(res["crossplay_mean"][i], "+.3f"),
+                _num(res["gap"][i], "+.3f"),
+                _num(res["normalized_mean"][i], ".2f"),
+                _rate(pr.get("invalid")),
+                _rate(pr.get("fallback")),
+            ]
+        )
+    partners = res["partners"]
+    return "".join(
+        [
+            "<h2>Players</h2>",
+            _table(head, rows),
+            f'<p class="note">Team return: the {_e(res["team_return"])}. Gap: self-play minus the mean '
+            "over partners. Normalized: (cross-play - random pair) / (best with the partner - random "
+            f"pair); the random pair makes {res['random_pair']:+.3f}. Click a column head to sort.</p>",
+            "<h2>Cross-play</h2>",
+            '<p class="note">Mean team return of the row player with the column partner, the row '
+            "player in every seat in turn, with a 95% Student-t interval.</p>",
+            _heatmap(
+                res["players"],
+                res["crossplay_matrix"],
+                res["crossplay_ci95"],
+                partners,
+                "player with partner",
+            ),
+            "<h2>Normalized</h2>",
+            _heatmap(res["players"], res["normalized"], None, partners, "player with partner"),
+        ]
+    )
+
+
 def _match_body(res: dict[str, Any]) -> str:
     head = ["seat", "player", "episodes", "return", "± 95% CI", "win", "invalid", "fallback", "tokens in/out"]
     rows = []
@@ -289,6 +349,13 @@ def render_report(run_dir: str | Path) -> str:
             "" if res.get("complete") else " (incomplete)"
         )
         body = _tournament_body(res, _player_rates(run_dir))
+    elif res.get("mode") == "crossplay":
+        title = f"{res['env_id']} crossplay: {len(res['players'])} players x {len(res['partners'])} partners"
+        meta = (
+            f"{len(res['seatings'])} seatings x {res['episodes_per_seating']} episodes, {res['games']} games"
+            + ("" if res.get("complete") else " (incomplete)")
+        )
+        body = _crossplay_body(res, _player_rates(run_dir))
     elif "seats" in res:
         title = f"{res['env_id']}: {' vs '.join(map(str, res['players']))}"
         meta = f"{res['episodes']} episodes" + (
@@ -296,7 +363,9 @@ def render_report(run_dir: str | Path) -> str:
         )
         body = _match_body(res)
     else:
-        raise AlemError(f"{run_dir / 'results.json'} holds neither a tournament nor a match's results")
+        raise AlemError(
+            f"{run_dir / 'results.json'} holds neither a tournament, a cross-play run nor a match's results"
+        )
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'

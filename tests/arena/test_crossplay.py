@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -74,6 +75,7 @@ def test_a_pool_of_partners_identical_to_the_ego_has_no_gap(tmp_path):
             f"partners={pool}",
             "episodes=6",
             "num_envs=3",
+            "report=html",
         ),
         out,
     )
@@ -85,6 +87,11 @@ def test_a_pool_of_partners_identical_to_the_ego_has_no_gap(tmp_path):
     assert rows[0].split(",")[:4] == ["env_id", "player", "partner", "split"] and len(rows) == 5
     on_disk = json.loads((out / "results.json").read_text())
     assert on_disk["crossplay_matrix"] == res["crossplay_matrix"]
+    # the results page: a row per player, a column per partner, in both matrices
+    page = (out / "report.html").read_text()
+    heads = re.findall(r'<table class="heat"><thead><tr>(.*?)</tr>', page)
+    assert len(heads) == 2 and all(re.findall(r"<th>(.*?)</th>", h)[1:] == res["partners"] for h in heads)
+    assert "<h2>Cross-play</h2>" in page and f"{res['selfplay'][0]:+.3f}" in page
     # held-out split only: the same cells for the held-out partners
     held = run(
         cfg(

@@ -77,5 +77,5 @@ def test_write_report_and_its_command_refuse_what_is_not_a_run(tournament, tmp_p
     assert main([str(empty)]) == 1
     assert "not readable JSON" in capsys.readouterr().err
     (empty / "results.json").write_text("{}")
-    with pytest.raises(AlemError, match="neither a tournament nor a match"):
+    with pytest.raises(AlemError, match="neither a tournament, a cross-play run nor a match"):
         render_report(empty)
