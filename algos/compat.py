@@ -52,6 +52,16 @@ def check_fits(env: MultiAgentEnv, cfg: LearnerConfig) -> None:
             f"{what} seats an opponent (past snapshots, the random player) in two-player zero-sum "
             f"games with discrete actions; {env.id} does not fit: {' and '.join(w for w in why if w)}"
         )
+    if cfg.partners is not None and (not env.cooperative or cfg.actor != "local"):
+        why = (
+            "it is not cooperative"
+            if not env.cooperative
+            else f"algo.actor={cfg.actor} acts for the whole team"
+        )
+        raise LearnerConfigError(
+            f"algo.partners seats trained partners beside a decentralised learner in a cooperative env; "
+            f"{env.id} does not fit: {why}"
+        )
     if cfg.selfplay_random_seat >= n:
         raise LearnerConfigError(
             f"algo.selfplay_random_seat={cfg.selfplay_random_seat} is not a seat of {env.id} (seats 0..{n - 1})"

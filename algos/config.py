@@ -154,6 +154,8 @@ class LearnerConfig(RunConfig):
     psro_iters: int = 1000  # psro: fictitious-play iterations of the meta-Nash solver
     psro_eval_envs: int = 8  # psro: envs per pool member (even: both seats) when a snapshot is added
     psro_eval_steps: int = 32  # psro: steps of that evaluation (every episode that ends counts)
+    # population play against a fixed pool of trained partners (cooperative envs; alem.arena.crossplay)
+    partners: str | None = None  # <manifest>[:split] (split train when none): the ego learns in one seat
 
     def __post_init__(self):
         for field, choices in _CHOICES.items():
@@ -214,6 +216,18 @@ class LearnerConfig(RunConfig):
             raise LearnerConfigError(
                 f"algo.selfplay_random_seat must be a seat index or -1 (drawn), got {self.selfplay_random_seat!r}"
             )
+        if self.partners is not None:
+            if not isinstance(self.partners, str) or not self.partners.strip():
+                raise LearnerConfigError(
+                    f"algo.partners must be a partner manifest like <pool folder>:train, got {self.partners!r}"
+                )
+            if self.selfplay != "off" or self.selfplay_random > 0:
+                raise LearnerConfigError(
+                    "algo.partners trains against a fixed pool of partners; it does not combine with "
+                    f"algo.selfplay={self.selfplay} or algo.selfplay_random={self.selfplay_random}"
+                )
+            if self.recurrent:  # a partner acts from each step's observation alone
+                raise LearnerConfigError("algo.partners needs a feed-forward learner (recurrent=0)")
         if self.selfplay != "off" or self.selfplay_random > 0:
             self._check_selfplay()
 

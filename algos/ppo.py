@@ -31,6 +31,10 @@ seat's actions come from its snapshot (a per-env gather of the pool, vmapped ove
 every loss term, the advantage normalisation and the value statistics weight only the
 learner seat's units (``Batch.seat_w``). ``cfg.selfplay_random`` seats the uniform-random
 player (slot -2) in that share of episodes, with or without a pool.
+Population play (``cfg.partners``, cooperative envs): the same machinery with a fixed pool of
+trained partners (a partner manifest's train split, loaded by the training command into
+``partner_actor``): per env, at each episode start, the learner's seat and a partner drawn
+uniformly; the partner plays every other seat and nothing is added to the pool.
 
 What the variants change lives next to this core, not inside it: the agent -> unit layout of
 centralised actors (CPPO) in :mod:`~alem.algos.units`, HAPPO's sequential update in
@@ -83,6 +87,10 @@ class Learner(UnitLayout, sp.SelfPlayMatches):
     roles: np.ndarray  # role (parameter set) per unit, [M]
     num_roles: int
     batch: BatchedAutoReset  # the num_envs copies of ``env``, auto-reset
+    #: ``cfg.partners``: the partners' actors stacked ``[K, R, ...]``, loaded by the training
+    #: command; None (a template, e.g. to restore a checkpoint, which holds the pool) fills the
+    #: pool with copies of the learner's own initial actor.
+    partner_actor: Any = None
 
     # ------------------------------------------------------------------ init
     def init(self, key: jax.Array, env_params: Any = None) -> LearnerState:
@@ -114,7 +122,10 @@ class Learner(UnitLayout, sp.SelfPlayMatches):
         pool = match = None
         if self.matched:
             key, k_match = jax.random.split(key)
-            pool = sp.init_pool(params["actor"], c.pool_size) if c.selfplay != "off" else None
+            if c.partners is not None and self.partner_actor is not None:
+                pool = sp.fixed_pool(self.partner_actor)
+            elif self.has_pool:
+                pool = sp.init_pool(params["actor"], c.pool_size)
             match = self._draw_matches(pool, k_match, c.num_envs)
         return LearnerState(
             params,

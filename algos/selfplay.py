@@ -42,6 +42,7 @@ from alem.wrappers import BatchedAutoReset
 __all__ = [
     "Pool",
     "init_pool",
+    "fixed_pool",
     "filled_mask",
     "prioritised_weights",
     "opponent_weights",
@@ -65,6 +66,14 @@ class Pool:
     games: jax.Array  # float32 [K]: finished episodes vs each slot since it was written
     payoff: jax.Array  # float32 [K, K]: PSRO meta-game, row member's mean return vs column
     mix: jax.Array  # float32 [K]: PSRO meta-Nash mixture over the slots
+
+
+def fixed_pool(actors: Any) -> Pool:
+    """A full pool of the given actors, stacked ``[K, R, ...]`` (trained partners: nothing is
+    added to it during training)."""
+    size = jax.tree.leaves(actors)[0].shape[0]
+    pool = init_pool(jax.tree.map(lambda a: a[0], actors), size)
+    return pool.replace(actor=actors, count=jnp.int32(size), latest=jnp.int32(size - 1))
 
 
 def init_pool(actor: Any, size: int) -> Pool:
@@ -210,9 +219,15 @@ class SelfPlayMatches:
 
     @property
     def matched(self) -> bool:
-        """Each episode has a learner seat and an opponent (a pool snapshot, the current self or
-        the random player): ``selfplay != "off"`` or ``selfplay_random > 0``."""
-        return self.cfg.selfplay != "off" or self.cfg.selfplay_random > 0
+        """Each episode has a learner seat and an opponent or partner (a pool snapshot, a trained
+        partner, the current self or the random player): ``selfplay != "off"``,
+        ``selfplay_random > 0`` or ``partners``."""
+        return self.has_pool or self.cfg.selfplay_random > 0
+
+    @property
+    def has_pool(self) -> bool:
+        """The state holds a pool: past snapshots (``selfplay``) or trained partners (``partners``)."""
+        return self.cfg.selfplay != "off" or self.cfg.partners is not None
 
     def match_step(self, match, pool, ts, done, batch, stats, key):
         """After one rollout step: the batch's seat weights, the learner's results in the episodes
@@ -224,7 +239,7 @@ class SelfPlayMatches:
         ended = ts.info["episode_done"]
         ret = jnp.take_along_axis(ts.info["episode_return"], seat[:, None], 1)[:, 0]
         score = (jnp.sign(ret) + 1) / 2
-        if c.selfplay != "off":
+        if self.has_pool:
             w = jax.nn.one_hot(slot, c.pool_size, dtype=jnp.float32) * ended[:, None]
             stats = {**stats, "sp_games": w.sum(0), "sp_score": score @ w, "sp_return": ret @ w}
         if c.selfplay_random > 0:
@@ -239,7 +254,7 @@ class SelfPlayMatches:
         state and the update's self-play metrics."""
         c = self.cfg
         metrics = {}
-        if c.selfplay != "off":
+        if self.has_pool:
             games, score, ret = roll.pop("sp_games"), roll.pop("sp_score"), roll.pop("sp_return")
             state = state.replace(pool=record_games(state.pool, games, score, ret, c.win_rate_ema))
             n_games = jnp.maximum(games.sum(), 1.0)
@@ -264,7 +279,8 @@ class SelfPlayMatches:
         if pool is None:
             slot = jnp.full((num_envs,), -1)
         else:
-            w = opponent_weights(pool, c.selfplay, c.pfsp_power)
+            # trained partners (algo.partners) are met uniformly
+            w = opponent_weights(pool, "uniform" if c.partners else c.selfplay, c.pfsp_power)
             slot = jax.random.categorical(k_slot, jnp.log(w), shape=(num_envs,))
         if c.selfplay_current > 0 or c.selfplay_random > 0:
             u = jax.random.uniform(k_who, (num_envs,))

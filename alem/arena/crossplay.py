@@ -165,24 +165,27 @@ def write_manifest(
     return manifest
 
 
-def _split_arg(arg: str) -> tuple[Path, str | None]:
+def _split_arg(arg: str, option: str = "partners") -> tuple[Path, str | None]:
     """``<manifest>[:split]``; a colon belongs to the path unless a split name follows it."""
     head, sep, tail = str(arg).rpartition(":")
     if sep and tail in SPLITS:
         return Path(head), tail
     if sep and tail and "/" not in tail and not Path(arg).exists():
-        raise ConfigError(f"partners={arg}: unknown split {tail!r}; choose one of {list(SPLITS)}")
+        raise ConfigError(f"{option}={arg}: unknown split {tail!r}; choose one of {list(SPLITS)}")
     return Path(arg), None
 
 
-def read_pool(arg: str | Path, env: MultiAgentEnv, *, check_digests: bool = True) -> PartnerPool:
+def read_pool(
+    arg: str | Path, env: MultiAgentEnv, *, check_digests: bool = True, option: str = "partners"
+) -> PartnerPool:
     """Read and check ``<manifest>[:split]`` for ``env``: the format, the env and seat count, the
     splits, and (``check_digests``) that every checkpoint partner's folder is the one recorded.
-    Every failure is one :class:`~alem.errors.ConfigError` naming the manifest and the partner."""
-    path, split = _split_arg(str(arg))
+    Every failure is one :class:`~alem.errors.ConfigError` naming ``option``, the manifest and
+    the partner."""
+    path, split = _split_arg(str(arg), option)
     if path.is_dir():
         path = path / "partners.json"
-    where = f"partners={arg}"
+    where = f"{option}={arg}"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:

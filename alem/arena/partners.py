@@ -35,7 +35,8 @@ CLI = "alem.partners"
 
 
 def _training_config(cfg: DictConfig, algo: str) -> DictConfig:
-    from hydra import compose
+    from hydra import compose, initialize_config_module
+    from hydra.core.global_hydra import GlobalHydra
 
     extra = plain(cfg.get("train_overrides")) or []
     if not isinstance(extra, list) or not all(isinstance(x, str) for x in extra):
@@ -49,11 +50,13 @@ def _training_config(cfg: DictConfig, algo: str) -> DictConfig:
         raise ConfigError(
             f"train_overrides may not set what the pool sets (algo, env, seed, num_seeds): {bad}"
         )
+    overrides = [f"algo={algo}", f"seed={cfg.seed}", f"num_seeds={cfg.num_seeds}", *extra]
     try:
-        tcfg = compose(
-            config_name="config",
-            overrides=[f"algo={algo}", f"seed={cfg.seed}", f"num_seeds={cfg.num_seeds}", *extra],
-        )
+        if GlobalHydra.instance().is_initialized():  # inside the command
+            tcfg = compose(config_name="config", overrides=overrides)
+        else:  # called from Python
+            with initialize_config_module(config_module="alem.configs", version_base=None):
+                tcfg = compose(config_name="config", overrides=overrides)
     except Exception as e:  # Hydra's errors for an unknown preset or key
         from importlib.resources import files
 

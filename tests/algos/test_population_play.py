@@ -1,0 +1,158 @@
+"""Population play (``algo.partners``): the PPO core learns in one seat beside trained partners.
+
+The defining checks use a tiny pool; the learning result (a partner-trained ego works with the
+conventions of held-out partners where a self-play ego does not) is in the exhaustive tier."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hydra import compose, initialize_config_module
+
+import alem
+from alem.arena.command import run as evaluate_run
+from alem.arena.crossplay import write_manifest
+from alem.arena.partners import build
+from alem.errors import ConfigError
+from tests.tiny_runs import TINY_RUN
+
+
+def _compose(name, overrides):
+    with initialize_config_module(config_module="alem.configs", version_base=None):
+        return compose(config_name=name, overrides=list(overrides))
+
+
+def _train(out, *overrides):
+    from alem.train import run
+
+    return run(_compose("config", overrides), out)
+
+
+@pytest.fixture(scope="module")
+def tiny_pool(tmp_path_factory):
+    """Two tiny IPPO partners (one run, two seeds) on the coordination game, and a scripted one."""
+    root = tmp_path_factory.mktemp("pool")
+    tiny = [o for o in TINY_RUN if not o.startswith("algo=")]
+    cfg = _compose(
+        "partners",
+        [
+            "env=coordination",
+            "algos=[ippo]",
+            "num_seeds=2",
+            "train_overrides=[" + ",".join(f'"{o}"' for o in tiny) + "]",
+        ],
+    )
+    build(cfg, root / "pool")
+    return root / "pool"
+
+
+def test_an_ego_trains_beside_the_pool_and_keeps_it_in_its_checkpoint(tiny_pool, tmp_path):
+    out = tmp_path / "ego"
+    _train(out, "env=coordination", *TINY_RUN, f"algo.partners={tiny_pool}:heldout", "seed=7")
+    res = json.loads((out / "results.json").read_text())
+    assert res["learner"]["partners"] == f"{tiny_pool}:heldout" and res["learner"]["pool_size"] == 1
+    # the run plays as an arena player, without the pool's files
+    from alem.algos.checkpoint_player import load_trained
+    from alem.training.checkpoint import latest, restore
+
+    learner, _ = load_trained(out, alem.make("coordination-v0"))
+    assert learner.partner_actor is None  # a template; the checkpoint holds the pool
+    import jax
+
+    state = restore(latest(out)[1], jax.vmap(learner.init)(jax.vmap(jax.random.key)(np.arange(1))))
+    held = [
+        p
+        for p in json.loads((tiny_pool / "partners.json").read_text())["partners"]
+        if p["split"] == "heldout"
+    ]
+    _, partner_params = load_trained(
+        tiny_pool / "ippo", alem.make("coordination-v0"), held[0]["kwargs"]["seed_index"]
+    )
+    got = jax.tree.leaves(jax.tree.map(lambda x: x[0, 0], state.pool.actor))
+    want = jax.tree.leaves(partner_params["actor"])
+    assert all(np.array_equal(a, b) for a, b in zip(got, want, strict=True))  # the partner, unchanged
+
+
+@pytest.mark.parametrize(
+    ("overrides", "match"),
+    [
+        (
+            ["env=tic_tac_toe"],
+            r"algo.partners seats trained partners .* tic_tac_toe-v0 does not fit: it is not cooperative",
+        ),
+        (["algo.selfplay=uniform"], "does not combine with algo.selfplay=uniform"),
+        (["algo.hidden=[16]"], r"partner 'ippo_s\d' is an actor of other shapes"),
+    ],
+)
+def test_bad_partner_setups_are_refused_before_training(tiny_pool, tmp_path, overrides, match):
+    from alem.train import plan
+
+    cfg = _compose("config", ["env=coordination", *TINY_RUN, f"algo.partners={tiny_pool}", *overrides])
+    with pytest.raises((ConfigError, alem.AlemError), match=match):
+        plan(cfg, alem.make(cfg.env.id, **cfg.env.kwargs))
+
+
+def test_scripted_or_torn_partners_are_refused(tiny_pool, tmp_path):
+    from alem.train import plan
+
+    env = alem.make("coordination-v0")
+    scripted = tmp_path / "scripted"
+    write_manifest(scripted / "partners.json", env, [("a", "random"), ("b", "random")])
+    for pool, match in [
+        (
+            f"{scripted}:heldout",
+            "partner '[ab]' is 'random'; population play trains against checkpoint partners",
+        ),
+        (str(tmp_path / "none"), "no manifest at"),
+    ]:
+        cfg = _compose("config", ["env=coordination", *TINY_RUN, f"algo.partners={pool}"])
+        with pytest.raises(ConfigError, match=match):
+            plan(cfg, env)
+
+
+@pytest.mark.exhaustive  # three training runs (~2 minutes)
+def test_an_ego_trained_with_a_pool_adapts_to_conventions_a_self_play_ego_misses(tmp_path):
+    """Iterated coordination: each self-play partner settles on one of two conventions. A
+    self-play ego fails with the partners of the other one; an ego trained beside the pool's
+    train split (which holds both) reads its partner's last move and follows either, including
+    the partners it never trained with."""
+    steps = '"algo.total_steps=200000"'
+    env_arg = "env.id=iterated_coordination-v0"
+    build(
+        _compose("partners", [env_arg, "algos=[ippo]", "num_seeds=8", f"train_overrides=[{steps}]"]),
+        tmp_path / "pool",
+    )
+    _train(tmp_path / "sp", env_arg, "algo=ippo", "algo.total_steps=200000", "seed=100")
+    _train(
+        tmp_path / "pp",
+        env_arg,
+        "algo=ippo",
+        "algo.total_steps=200000",
+        "seed=100",
+        f"algo.partners={tmp_path / 'pool'}",
+    )
+    res = evaluate_run(
+        _compose(
+            "evaluate",
+            [
+                env_arg,
+                "mode=crossplay",
+                f"players=[checkpoint:{tmp_path / 'sp'},checkpoint:{tmp_path / 'pp'}]",
+                f"partners={tmp_path / 'pool'}",
+                "episodes=16",
+                "num_envs=16",
+            ],
+        ),
+        tmp_path / "xp",
+    )
+    splits = {
+        p["name"]: p["split"]
+        for p in json.loads((tmp_path / "pool" / "partners.json").read_text())["partners"]
+    }
+    unseen = [j for j, name in enumerate(res["partners"]) if splits[name] != "train"]
+    sp, pp = np.array(res["crossplay_matrix"])
+    assert sp.min() < 8.0  # some partner follows the other convention (random pair: ~10, best: 20)
+    assert pp.min() > 15.0 and pp[unseen].min() > 15.0  # every partner, the unseen ones too
+    assert np.mean(pp) > np.mean(sp) + 3.0
