@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import types
+import typing
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -75,10 +77,50 @@ class RunConfig:
             if isinstance(hidden, str) or not isinstance(hidden, Sequence):
                 raise LearnerConfigError(f"algo.hidden must be a list of layer widths, got {hidden!r}")
             kwargs["hidden"] = tuple(hidden)
+        hints = typing.get_type_hints(cls)
+        for key, value in kwargs.items():
+            want = _wrong_type(value, hints.get(key))
+            if want is not None:
+                raise LearnerConfigError(f"algo.{key} must be {want}, got {value!r}")
         try:
             return cls(**kwargs)
         except TypeError as e:  # a value of the wrong type compared or converted in __post_init__
             raise LearnerConfigError(f"a learner option has a value of the wrong type: {e}") from None
+
+
+_KIND_NAMES = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
+
+
+def _wrong_type(value: Any, hint: Any) -> str | None:
+    """What a field annotated ``hint`` accepts, when ``value`` is not that (else None). Plain
+    kinds only (bool, int, float, str, tuples and their optional forms); None is the preset's
+    value and always passes."""
+    if value is None or hint is None:
+        return None
+    kinds = typing.get_args(hint) if isinstance(hint, types.UnionType) else (hint,)
+    kinds = [k for k in kinds if k is not type(None)]
+    for k in kinds:
+        if typing.get_origin(k) is tuple:
+            if isinstance(value, tuple | list):
+                return None
+        elif k is bool:
+            if isinstance(value, bool):
+                return None
+        elif k is int:
+            if isinstance(value, int) and not isinstance(value, bool):
+                return None
+        elif k is float:
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                return None
+        elif k is str:
+            if isinstance(value, str):
+                return None
+        else:  # a kind this check does not judge
+            return None
+    names = [_KIND_NAMES.get(k, "a list") for k in kinds]
+    return " or ".join(dict.fromkeys(names)) + (
+        " (or null)" if isinstance(hint, types.UnionType) and type(None) in typing.get_args(hint) else ""
+    )
 
 
 @dataclasses.dataclass(frozen=True)

@@ -120,3 +120,25 @@ def test_render_cli_writes_a_gif_and_never_overwrites_one(tmp_path, capsys):
     with pytest.raises(SystemExit):  # a directory that is no run: a clear error, nothing written
         main([ENV_ID, str(tmp_path / "other.gif"), "--run", str(tmp_path)])
     assert "no results.json" in capsys.readouterr().err and not (tmp_path / "other.gif").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (
+            ["{tmp}/missing/x.gif"],
+            "cannot write {tmp}/missing/x.gif: the folder {tmp}/missing does not exist",
+        ),
+        (["{tmp}/x.gif", "--steps", "0"], "argument --steps: must be an integer >= 1, got 0"),
+        (["{tmp}/x.gif", "--fps", "0"], "argument --fps: must be a number > 0, got 0.0"),
+        (["{tmp}/x.gif", "--seed-index", "-1"], "argument --seed-index: must be an integer >= 0, got -1"),
+    ],
+)
+def test_render_cli_refuses_bad_arguments_in_one_line_before_writing(tmp_path, capsys, args, said):
+    from alem.render import main
+
+    with pytest.raises(SystemExit) as e:
+        main([ENV_ID, *(a.format(tmp=tmp_path) for a in args)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert e.value.code == 2 and err[-1] == f"python -m alem.render: error: {said.format(tmp=tmp_path)}"
+    assert list(tmp_path.iterdir()) == []

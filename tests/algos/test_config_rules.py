@@ -295,3 +295,19 @@ def test_anneal_param_refusals():
         make_config("ippo", anneal_param="multiplier", anneal_param_steps=-1, **ANNEAL_SIZES)
     with pytest.raises(LearnerConfigError, match="anneal_param_end"):
         make_config("ippo", anneal_param="multiplier", anneal_param_end=float("nan"), **ANNEAL_SIZES)
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "said"),
+    [
+        ("lr", "abc", "algo.lr must be a number, got 'abc'"),
+        ("num_envs", 2.5, "algo.num_envs must be an integer, got 2.5"),
+        ("agent_id", 3, "algo.agent_id must be true or false, got 3"),
+        ("actor", 1, "algo.actor must be a string, got 1"),
+        ("partners", 3, "algo.partners must be a string (or null), got 3"),
+    ],
+)
+def test_a_value_of_the_wrong_type_names_the_option_and_the_type(option, value, said):
+    with pytest.raises(LearnerConfigError) as e:
+        make_config("ippo", **{option: value})
+    assert str(e.value) == said

@@ -67,6 +67,23 @@ def _request_seed(*parts: Any) -> int:
     return int.from_bytes(digest[:4], "little") & 0x7FFFFFFF
 
 
+#: Options one backend reads: ``option -> (backend, its value when not given)``.
+BACKEND_ONLY = {
+    "base_url": ("openai", None),
+    "api_key_env": ("openai", None),
+    "model_path": ("local", None),
+    "threads": ("local", 1),
+    "context": ("local", 2048),
+    "parallel": ("local", 1),
+    "script": ("scripted", "random"),
+}
+BACKEND_WHAT = {
+    "local": "the embedded llama.cpp model",
+    "openai": "an OpenAI-compatible endpoint",
+    "scripted": "a scripted stand-in",
+}
+
+
 class LLMPlayer(Player):
     """A chat model playing one seat; see the module docstring.
 
@@ -142,6 +159,15 @@ class LLMPlayer(Player):
             raise AlemError(f"the llm player needs an env with text support; {env.id} has none")
         if backend not in BACKENDS:
             raise AlemError(f"llm.backend must be one of {BACKENDS}, got {backend!r}")
+        # An option that only another backend reads would be ignored silently: refused instead.
+        given = dict(base_url=base_url, api_key_env=api_key_env, model_path=model_path, threads=threads)
+        given.update(context=context, parallel=parallel, script=script)
+        for key, (reader, unset) in BACKEND_ONLY.items():
+            if reader != backend and given[key] != unset and not (key == "script" and spec):
+                raise AlemError(
+                    f"llm.{key}={given[key]!r} is read by llm={reader} only ({BACKEND_WHAT[reader]}); this "
+                    f"run's llm.backend is {backend} ({BACKEND_WHAT[backend]}): add llm={reader} or drop llm.{key}"
+                )
         if fallback not in FALLBACKS:
             raise AlemError(f"llm.fallback must be one of {FALLBACKS}, got {fallback!r}")
         for key, value, low in (

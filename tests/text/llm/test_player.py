@@ -163,3 +163,26 @@ def test_recorded_run_replays_offline_with_identical_results(tmp_path):
     by_decision = lambda rec: sorted((r["episode"], r["seat"], r["decision"], r["action"]) for r in rec)
     assert by_decision(rec1) == by_decision(rec2)
     assert all(a["cached"] for r in rec2 for a in r["attempts"])
+
+
+@pytest.mark.parametrize(
+    ("backend", "option", "value", "reader"),
+    [
+        ("local", "base_url", "http://127.0.0.1:9/v1", "openai"),
+        ("local", "api_key_env", "KEY", "openai"),
+        ("openai", "model_path", "m.gguf", "local"),
+        ("openai", "threads", 4, "local"),
+        ("scripted", "base_url", "http://127.0.0.1:9/v1", "openai"),
+        ("local", "script", "first", "scripted"),
+    ],
+)
+def test_an_option_only_another_backend_reads_is_refused(ttt, backend, option, value, reader):
+    """``llm.base_url=...`` without ``llm=openai`` used to be ignored (the embedded model ran)."""
+    with pytest.raises(
+        alem.AlemError,
+        match=rf"llm.{option}=.* is read by llm={reader} only .* this run's llm.backend is {backend}",
+    ):
+        LLMPlayer(ttt, backend=backend, **{option: value})
+    assert (
+        LLMPlayer(ttt, backend="scripted", spec="first").script == "first"
+    )  # the spec is the scripted one's
