@@ -67,6 +67,9 @@ MANIFEST_FORMAT = "alem-partners/1"
 SPLITS = ("train", "validation", "heldout")
 #: Shares of a pool held out and kept for validation (rounded up; the rest trains).
 HELDOUT_SHARE, VALIDATION_SHARE = 0.25, 0.125
+#: ``partners=builtin[:split]``: the pool shipped for the env, from ``alem/arena/pools/<env name>/``.
+BUILTIN = "builtin"
+POOLS_DIR = "pools"
 #: How partners are labelled in the seatings and match folders (the results name them plainly).
 PARTNER_PREFIX = "partner:"
 
@@ -175,6 +178,29 @@ def _split_arg(arg: str, option: str = "partners") -> tuple[Path, str | None]:
     return Path(arg), None
 
 
+def shipped_pools() -> list[str]:
+    """Env ids with a partner pool inside the package (``partners=builtin``)."""
+    root = Path(__file__).parent / POOLS_DIR
+    if not root.is_dir():
+        return []
+    return sorted(
+        json.loads((d / "partners.json").read_text())["env_id"]
+        for d in root.iterdir()
+        if (d / "partners.json").is_file()
+    )
+
+
+def builtin_pool(env: MultiAgentEnv, option: str = "partners") -> Path:
+    """The folder of ``env``'s pool shipped with the package (``partners=builtin[:split]``)."""
+    folder = Path(__file__).parent / POOLS_DIR / env.id.rsplit("-v", 1)[0]
+    if not (folder / "partners.json").is_file():
+        raise ConfigError(
+            f"{option}={BUILTIN}: no partner pool ships for {env.id}; pools ship for {shipped_pools()} "
+            "(build one with python -m alem.partners build)"
+        )
+    return folder
+
+
 def read_pool(
     arg: str | Path, env: MultiAgentEnv, *, check_digests: bool = True, option: str = "partners"
 ) -> PartnerPool:
@@ -183,6 +209,8 @@ def read_pool(
     Every failure is one :class:`~alem.errors.ConfigError` naming ``option``, the manifest and
     the partner."""
     path, split = _split_arg(str(arg), option)
+    if str(path) == BUILTIN and not path.exists():
+        path = builtin_pool(env, option)
     if path.is_dir():
         path = path / "partners.json"
     where = f"{option}={arg}"

@@ -179,3 +179,37 @@ def test_bad_pools_are_refused_by_name_before_anything_is_written(tmp_path):
     refused(r"fill 3 seats; coordination-v0 has 2", "mode=crossplay", f"partners={tmp_path / 'three.json'}")
     with pytest.raises(ConfigError, match="never overwritten"):
         xp.write_manifest(manifest, env, [("a", "random")])
+
+
+def test_the_shipped_pool_is_whole_and_the_others_are_named():
+    """``partners=builtin``: the pool inside the package for the env, its digests checked."""
+    env = alem.make("lbf_8x8_2p_2f_coop-v0")
+    pool = xp.read_pool("builtin", env)
+    assert len(pool.partners) >= 8 and "lbf_8x8_2p_2f_coop-v0" in xp.shipped_pools()
+    held = xp.read_pool("builtin:heldout", env).partners
+    train = xp.read_pool("builtin:train", env).partners
+    assert held and train and not {p.name for p in held} & {p.name for p in train}
+    assert {p.spec.partition(":")[0] for p in pool.partners} >= {"checkpoint", "centre"}
+    with pytest.raises(
+        ConfigError, match=r"partners=builtin: no partner pool ships for coordination-v0; pools ship for \["
+    ):
+        xp.read_pool("builtin", alem.make("coordination-v0"))
+
+
+@pytest.mark.integration  # compiles the pool's trained partners
+def test_the_shipped_partners_forage_with_each_other_and_with_a_scripted_ego(tmp_path):
+    res = run(
+        cfg(
+            "env.id=lbf_8x8_2p_2f_coop-v0",
+            "mode=crossplay",
+            "players=[centre]",
+            "partners=builtin:heldout",
+            "episodes=8",
+            "num_envs=8",
+        ),
+        tmp_path / "run",
+    )
+    trained = [j for j, name in enumerate(res["partners"]) if "_s" in name]
+    assert len(trained) >= 2 and res["complete"]
+    # each trained partner forages with a copy of itself (random pair: about 0)
+    assert min(res["partner_selfplay"][j] for j in trained) > 0.3 > res["random_pair"]
