@@ -92,6 +92,10 @@ def hydra_app(prog: str, config_name: str, body: Callable[[Any], None]) -> Calla
 
     def main() -> None:
         sys.argv = env_shorthand(sys.argv)
+        problem = override_problem(config_name, sys.argv[1:])
+        if problem is not None:
+            print(f"{prog}: error: {problem}", file=sys.stderr, flush=True)
+            sys.exit(1)
         _app()
 
     main.__doc__ = f"Entry point of ``python -m {prog}`` (Hydra app ``configs/{config_name}.yaml``)."
@@ -109,6 +113,55 @@ def _kept(prog: str, cfg: Any) -> str:
     if not (run_dir / CLAIM_MARKER).exists() and not (run_dir / "config.yaml").exists():
         return "nothing was written"
     return f"what is in {run_dir} is kept; continue with `python -m {prog} resume={run_dir}`"
+
+
+def override_problem(config_name: str, args: list[str]) -> str | None:
+    """One line on what is wrong with command-line overrides that Hydra would refuse in several
+    lines (an unknown option, a preset that does not exist, a value it cannot parse), or None.
+    Runs before the app; a multirun or Hydra's own flags are left to Hydra."""
+    if any(a.startswith("-") or a.startswith("hydra.") for a in args):
+        return None
+    from hydra import compose, initialize_config_module
+    from hydra.errors import HydraException
+
+    def composed(overrides: list[str]) -> Any:
+        with initialize_config_module(config_module="alem.configs", version_base=None):
+            return compose(config_name=config_name, overrides=overrides)
+
+    try:
+        composed(args)
+        return None
+    except HydraException as err:
+        e, text = err, str(err)
+    unknown = re.match(r"Could not override '([^']+)'", text)
+    if unknown:
+        from omegaconf import OmegaConf
+
+        from alem.errors import did_you_mean
+
+        key = unknown.group(1)
+        parent, _, leaf = key.rpartition(".")
+        try:
+            base = composed([a for a in args if a.split("=", 1)[0].lstrip("+~") != key])
+            node = OmegaConf.select(base, parent) if parent else base
+            known = [str(k) for k in node] if hasattr(node, "keys") else []
+        except HydraException:
+            known = []
+        hint = did_you_mean(leaf, known)
+        if parent and hint:
+            hint = hint.replace("'", f"'{parent}.", 1)
+        return f"{key} is not an option{hint} (a key of your own: +{key}=<value>)"
+    missing = re.match(r"In '[^']*': Could not find '([^/']+)/([^']+)'", text)
+    if missing:
+        group, name = missing.groups()
+        choices = re.findall(r"^\t(\w+)$", text.split("Config search path")[0], re.M)
+        choices = [c for c in choices if not c.startswith("_")]
+        also = " (or env.id=<any registered id>)" if group == "env" else ""
+        return f"{group}={name} is not one of the {group} files: {choices}{also}"
+    lines = [line.strip() for line in text.split("Config search path")[0].splitlines() if line.strip()]
+    return (
+        "cannot parse the overrides: " if type(e).__name__ == "OverrideParseException" else ""
+    ) + "; ".join(lines)
 
 
 def make_env(env_cfg: Mapping[str, Any]) -> Any:

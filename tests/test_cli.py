@@ -129,3 +129,30 @@ def test_ctrl_c_inside_a_c_extension_import_is_an_interrupt_not_a_traceback(tmp_
     plain = subprocess.run(args, capture_output=True, text=True, timeout=120, env=env)
     assert plain.returncode == 1 and "ImportError: initialization failed" in plain.stderr
     assert "interrupted" not in plain.stderr
+
+
+@pytest.mark.parametrize(
+    ("config", "args", "said"),
+    [
+        (
+            "config",
+            ["algo.lrr=1"],
+            "algo.lrr is not an option (did you mean 'algo.lr'?) (a key of your own: +algo.lrr=<value>)",
+        ),
+        ("config", ["algo=nope"], "algo=nope is not one of the algo files: ['cppo', "),
+        ("config", ["env=nope"], "(or env.id=<any registered id>)"),
+        ("config", ["algo.lr=[1"], "cannot parse the overrides: no viable alternative at input '[1'"),
+        ("config", ["algo.lr=1,2"], "Ambiguous value for argument 'algo.lr=1,2'; 1. To use it as a list"),
+        ("evaluate", ["llm=scripted", "llm.temperature=0.5"], "llm.temperature is not an option"),
+        ("partners", ["num_seed=2"], "num_seed is not an option (did you mean 'num_seeds'?)"),
+    ],
+)
+def test_an_override_hydra_refuses_is_one_line_naming_it(config, args, said):
+    """What Hydra says in several lines (and a traceback hint) becomes one line; a good command
+    line passes untouched, and a multirun is left to Hydra."""
+    from alem.cli import override_problem
+
+    problem = override_problem(config, args)
+    assert problem is not None and "\n" not in problem and said in problem
+    assert override_problem(config, []) is None
+    assert override_problem(config, ["-m", *args]) is None

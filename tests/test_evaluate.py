@@ -156,6 +156,19 @@ def test_config_errors_are_clear(tmp_path):
         run(compose_cfg("players=[random]", "episodes=0"), tmp_path / "c")
     with pytest.raises(alem.UnknownEnvError, match="tic_tac_toe-v0"):
         run(compose_cfg("env.id=tic_tac_to-v0", "players=[random]"), tmp_path / "d")
+    # an llm option on a command line that seats no LLM would be ignored
+    args = [
+        "env.id=tic_tac_toe-v0",
+        "players=[random,minimax]",
+        "llm=openai",
+        "llm.base_url=http://127.0.0.1:9/v1",
+    ]
+    with pytest.raises(
+        ConfigError,
+        match=r"llm=openai is read by the llm player, and players=\['random', 'minimax'\] seats none",
+    ):
+        run(compose_cfg(*args), tmp_path / "e", overrides=args)
+    assert not any((tmp_path / x).exists() for x in "abcde")
 
 
 def resume_run(run_dir, *overrides):

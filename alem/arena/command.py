@@ -31,7 +31,7 @@ from alem.arena.table import (
     write_tournament_results,
 )
 from alem.arena.tournament import MODES, Tournament, pairings, play_tournament, tournament_results
-from alem.cli import hydra_app, hydra_overrides, hydra_run_dir, make_env, plain, resume_keys
+from alem.cli import hydra_app, hydra_overrides, hydra_run_dir, make_env, override_key, plain, resume_keys
 from alem.core import MultiAgentEnv
 from alem.engine.record import default_openings
 from alem.errors import ConfigError
@@ -86,6 +86,7 @@ def run(cfg: DictConfig, output_dir: str | Path, overrides: list[str] | None = N
     """
     if cfg.get("report") not in (None, "html"):
         raise ConfigError(f"report must be null or html, got {cfg.get('report')!r}")
+    _check_llm_overrides(cfg, overrides or [])
     resume = cfg.get("resume")
     run_dir = Path(resume if resume else output_dir).resolve()
     if resume:
@@ -126,6 +127,20 @@ def run(cfg: DictConfig, output_dir: str | Path, overrides: list[str] | None = N
         for p in players:
             p.close()
     return _reported(cfg, run_dir, results)
+
+
+def _check_llm_overrides(cfg: DictConfig, overrides: list[str]) -> None:
+    """``llm=...`` or ``llm.<option>=...`` on a command line that seats no LLM would be ignored:
+    refused, naming the option."""
+    if cfg.get("resume") or cfg.get("mode") == "crossplay":  # a pool's partners may be LLMs
+        return
+    given = [o for o in overrides if (override_key(o) or "").split(".")[0] == "llm"]
+    specs = [*_specs(cfg.players, "players"), *_specs(cfg.get("panel") or [], "panel")]
+    if given and not any(parse_spec(s)[0] == "llm" for s in specs):
+        raise ConfigError(
+            f"{given[0]} is read by the llm player, and players={specs} seats none "
+            "(add llm or llm:<model> to players=, or drop the llm options)"
+        )
 
 
 def _reported(cfg: DictConfig, run_dir: Path, results: dict[str, Any]) -> dict[str, Any]:
