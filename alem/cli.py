@@ -164,6 +164,23 @@ def override_problem(config_name: str, args: list[str]) -> str | None:
     ) + "; ".join(lines)
 
 
+def refuse_bad_args(parser: Any, rules: Iterable[tuple[str, Any, bool, str]]) -> None:
+    """``parser.error`` (one line, exit 2) for the first ``(option, value, ok, wanted)`` that is
+    not ok: ``argument --steps: must be an integer >= 1, got 0``."""
+    for option, value, ok, wanted in rules:
+        if not ok:
+            parser.error(f"argument {option}: must be {wanted}, got {value}")
+
+
+def refuse_unwritable(parser: Any, path: str | Path) -> None:
+    """``parser.error`` when ``path`` cannot be created: its folder is missing or not writable."""
+    folder = Path(path).parent
+    if not folder.is_dir():
+        parser.error(f"cannot write {path}: the folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        parser.error(f"cannot write {path}: the folder {folder} is not writable")
+
+
 def make_env(env_cfg: Mapping[str, Any]) -> Any:
     """The env named by an ``env`` config group: ``id`` (a registered id) and ``kwargs``.
 

@@ -16,7 +16,6 @@ ends) and renders every state on the host; :func:`save_gif` writes frames with P
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -138,6 +137,7 @@ def main(argv: Sequence[str] | None = None) -> Path:
     import argparse
 
     import alem
+    from alem.cli import refuse_bad_args, refuse_unwritable
 
     p = argparse.ArgumentParser(prog="python -m alem.render", description="Write a GIF of an env's rollout.")
     p.add_argument("env_id", help="a registered id (alem.registry())")
@@ -151,18 +151,15 @@ def main(argv: Sequence[str] | None = None) -> Path:
     args = p.parse_args(argv)
     if args.out.exists():
         p.error(f"{args.out} exists; choose another path (a GIF is never overwritten)")
-    folder = args.out.parent
-    if not folder.is_dir():
-        p.error(f"cannot write {args.out}: the folder {folder} does not exist")
-    if not os.access(folder, os.W_OK):
-        p.error(f"cannot write {args.out}: the folder {folder} is not writable")
-    for name, value, ok, want in (
-        ("--steps", args.steps, args.steps >= 1, "an integer >= 1"),
-        ("--fps", args.fps, math.isfinite(args.fps) and args.fps > 0, "a number > 0"),
-        ("--seed-index", args.seed_index, args.seed_index >= 0, "an integer >= 0"),
-    ):
-        if not ok:
-            p.error(f"argument {name}: must be {want}, got {value}")
+    refuse_unwritable(p, args.out)
+    refuse_bad_args(
+        p,
+        [
+            ("--steps", args.steps, args.steps >= 1, "an integer >= 1"),
+            ("--fps", args.fps, math.isfinite(args.fps) and args.fps > 0, "a number > 0"),
+            ("--seed-index", args.seed_index, args.seed_index >= 0, "an integer >= 0"),
+        ],
+    )
     try:
         env = alem.make(args.env_id)
         policy = None

@@ -48,6 +48,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from alem.cli import refuse_bad_args, refuse_unwritable
 from alem.core import MultiAgentEnv
 from alem.errors import AlemError, ConfigError
 from alem.rundir import read_jsonl
@@ -390,6 +391,25 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         help="keep LLM decisions the fallback policy played (marked invalid); left out by default",
     )
     args = ap.parse_args(argv)
+    parser = ex if args.source == "experts" else rn
+    episodes, max_steps = getattr(args, "episodes", 1), getattr(args, "max_steps", None)
+    refuse_unwritable(parser, args.out)
+    refuse_bad_args(
+        parser,
+        [
+            ("--episodes", episodes, episodes >= 1, "an integer >= 1"),
+            ("--num-envs", args.num_envs, args.num_envs is None or args.num_envs >= 1, "an integer >= 1"),
+            ("--history", args.history, args.history is None or args.history >= 0, "an integer >= 0"),
+            ("--max-steps", max_steps, max_steps is None or max_steps >= 1, "an integer >= 1"),
+        ],
+    )
+    try:
+        return _export(args)
+    except AlemError as e:
+        parser.error(str(e))
+
+
+def _export(args: argparse.Namespace) -> dict[str, Any]:
     if args.source == "experts":
         stats = export_experts(
             args.env,
@@ -416,7 +436,4 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except AlemError as e:
-        raise SystemExit(f"error: {e}") from None
+    main()

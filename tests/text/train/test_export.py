@@ -237,3 +237,35 @@ def test_a_failed_export_leaves_no_file_and_a_tournament_gets_the_right_hint(tmp
         export_run(tour, out)
     assert "resume=" not in str(e.value)
     fault_report(faults=1)
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--episodes", "0"], "argument --episodes: must be an integer >= 1, got 0"),
+        (["--num-envs", "0"], "argument --num-envs: must be an integer >= 1, got 0"),
+        (["--history", "-1"], "argument --history: must be an integer >= 0, got -1"),
+        (["--max-steps", "0"], "argument --max-steps: must be an integer >= 1, got 0"),
+        (
+            ["--out", "{tmp}/missing/x.jsonl"],
+            "cannot write {tmp}/missing/x.jsonl: the folder {tmp}/missing does not exist",
+        ),
+        (["--env", "nope-v0"], "unknown env id 'nope-v0'"),
+        (["--players", "foo"], "no player 'foo' for env 'tic_tac_toe-v0'"),
+    ],
+)
+def test_the_export_command_refuses_bad_arguments_in_one_line(tmp_path, capsys, args, said):
+    from alem.text.train.export import main
+
+    base = {
+        "--env": "tic_tac_toe-v0",
+        "--players": "random",
+        "--episodes": "2",
+        "--out": str(tmp_path / "o.jsonl"),
+    }
+    base.update(dict(zip(args[::2], (a.format(tmp=tmp_path) for a in args[1::2]), strict=True)))
+    with pytest.raises(SystemExit) as e:
+        main(["experts", *(x for kv in base.items() for x in kv)])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert e.value.code == 2 and err.startswith("python -m alem.text.train.export experts: error: ")
+    assert said.format(tmp=tmp_path) in err and list(tmp_path.iterdir()) == []
