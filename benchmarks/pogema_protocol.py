@@ -43,6 +43,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from alem.algos.checkpoint_player import actor_actions, load_trained
+from alem.cli import refuse_bad_args, refuse_unwritable
 from alem.envs.pathfinding import baseline, pibt
 from alem.envs.pathfinding import benchmark as B
 from alem.envs.pathfinding import grid as G
@@ -320,11 +321,29 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     args = p.parse_args(argv)
     if (args.set is None) == (args.maps is None):
-        p.error("give --set or --maps")
+        p.error("give --set or --maps" if args.set is None else "give --set or --maps, not both")
     if args.maps is not None and args.config is None:
         p.error("--maps needs --config (the evaluation YAML)")
+    for option, path in (("--maps", args.maps), ("--config", args.config)):
+        if path is not None and not path.is_file():
+            p.error(f"argument {option}: no file {path}")
     if args.out.exists():
         p.error(f"{args.out} exists; results are never written over (choose a new folder)")
+    refuse_unwritable(p, args.out)
+    counts = args.num_agents or []
+    refuse_bad_args(
+        p,
+        [
+            (
+                "--limit-maps",
+                args.limit_maps,
+                args.limit_maps is None or args.limit_maps >= 1,
+                "an integer >= 1",
+            ),
+            ("--num-agents", counts, all(n >= 1 for n in counts), "agent counts >= 1"),
+            ("--seed", args.seed, args.seed >= 0, "an integer >= 0"),
+        ],
+    )
     maps = B.load_map_set(args.set or args.maps)
     if args.config is not None:
         mode, max_steps, rows = instances_from_config(B.load_config(args.config), maps)

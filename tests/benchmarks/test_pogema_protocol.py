@@ -47,7 +47,9 @@ def test_a_small_protocol_run_writes_instances_and_a_summary_with_the_published_
 
 
 def test_the_published_means_stand_beside_the_whole_set_of_an_agent_count(tmp_path):
-    body = P.main(["--set", "puzzles", "--num-agents", "2", "--policy", "random", "--out", str(tmp_path / "o")])
+    body = P.main(
+        ["--set", "puzzles", "--num-agents", "2", "--policy", "random", "--out", str(tmp_path / "o")]
+    )
     (row,) = body["summary"]["random"]
     published = json.loads(P.PUBLISHED.read_text())["results"]["MAPF"]["puzzles"]["LaCAM"]["2"]
     assert row["instances"] == published["instances"] == 160
@@ -85,7 +87,17 @@ def test_a_trained_checkpoint_plays_the_protocol_under_its_folder_name(tiny_grid
     """A run trained on 3 agents in 6x6 plays the benchmark's puzzles (2 agents, their own maps);
     greedy play on fixed instances does not depend on the key; no path of the machine is written."""
     spec = f"checkpoint:{tiny_grid_run}"
-    common = ["--set", "puzzles", "--num-agents", "2", "--limit-maps", "1", "--policy", spec, spec + "#greedy"]
+    common = [
+        "--set",
+        "puzzles",
+        "--num-agents",
+        "2",
+        "--limit-maps",
+        "1",
+        "--policy",
+        spec,
+        spec + "#greedy",
+    ]
     first = P.main([*common, "--seed", "0", "--out", str(tmp_path / "a")])
     second = P.main([*common, "--seed", "7", "--out", str(tmp_path / "b")])
     assert first["policies"] == ["checkpoint:run", "checkpoint:run#greedy"]
@@ -121,3 +133,40 @@ def test_a_checkpoint_that_cannot_play_is_one_clear_error_and_nothing_is_written
         P.main([*common, "--policy", "bfs", f"checkpoint:{run_dir}"])
     assert "agent-id input" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (
+            ["--set", "random", "--out", "{tmp}/missing/o"],
+            "cannot write {tmp}/missing/o: the folder {tmp}/missing does not exist",
+        ),
+        (
+            ["--set", "random", "--limit-maps", "0", "--out", "{tmp}/o"],
+            "argument --limit-maps: must be an integer >= 1, got 0",
+        ),
+        (
+            ["--set", "random", "--num-agents", "0", "--out", "{tmp}/o"],
+            "argument --num-agents: must be agent counts >= 1, got [0]",
+        ),
+        (
+            ["--set", "random", "--seed", "-1", "--out", "{tmp}/o"],
+            "argument --seed: must be an integer >= 0, got -1",
+        ),
+        (["--set", "random", "--maps", "m.yaml", "--out", "{tmp}/o"], "give --set or --maps, not both"),
+        (
+            ["--maps", "{tmp}/m.yaml", "--config", "{tmp}/c.yaml", "--out", "{tmp}/o"],
+            "argument --maps: no file {tmp}/m.yaml",
+        ),
+    ],
+)
+def test_bad_arguments_are_one_line_before_anything_runs(tmp_path, capsys, args, said):
+    with pytest.raises(SystemExit) as e:
+        P.main([a.format(tmp=tmp_path) for a in args])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert (
+        e.value.code == 2
+        and err == f"python -m benchmarks.pogema_protocol: error: {said.format(tmp=tmp_path)}"
+    )
+    assert list(tmp_path.iterdir()) == []
