@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from alem.cli import refuse_bad_args
 from benchmarks.harness import machine
 from benchmarks.jobs import GPU_TARGETS, TARGETS, Job, jobs_for
 
@@ -204,8 +205,23 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     p.add_argument("--out-dir", type=Path, help="default: benchmarks/results/run_all-<UTC date and time>")
     p.add_argument("--budget-s", type=float, help="stop starting jobs after this many seconds (gpu: 450)")
     args = p.parse_args(argv)
-    if args.reps < 1:
-        p.error(f"--reps must be >= 1, got {args.reps}")
+    refuse_bad_args(
+        p,
+        [
+            ("--reps", args.reps, args.reps >= 1, "an integer >= 1"),
+            (
+                "--budget-s",
+                args.budget_s,
+                args.budget_s is None or args.budget_s > 0,
+                "a number of seconds > 0",
+            ),
+        ],
+    )
+    for option in ("jaxmarl_ippo", "jaxmarl_pqn_vdn"):
+        path = getattr(args, option)
+        if path is not None and not Path(path).is_file():
+            p.error(f"argument --{option.replace('_', '-')}: no file {path}")
+
     if args.quick and args.device == "gpu":
         p.error("--quick and --device gpu are separate modes; pick one")
     if args.device == "gpu":
@@ -223,7 +239,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     if existing or (folder.exists() and not folder.is_dir()):
         what = existing[0].name if existing else "a file"
         p.error(f"{folder} already holds results ({what}, ...); choose a new --out-dir")
-    jobs_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        jobs_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        p.error(f"cannot create {folder}: {e.strerror}")
     budget = args.budget_s or (450.0 if args.device == "gpu" else None)
     deadline = None if budget is None else time.monotonic() + budget
     mode = "quick" if args.quick else args.device

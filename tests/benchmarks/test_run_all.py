@@ -191,3 +191,25 @@ def test_gpu_mode_refuses_a_machine_without_gpu(tmp_path):
         env={"JAX_PLATFORMS": "cpu", "PATH": ""},
     )
     assert proc.returncode != 0 and "needs a GPU backend" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--reps", "0"], "argument --reps: must be an integer >= 1, got 0"),
+        (["--budget-s", "-5"], "argument --budget-s: must be a number of seconds > 0, got -5.0"),
+        (["--jaxmarl-ippo", "{tmp}/none.py"], "argument --jaxmarl-ippo: no file {tmp}/none.py"),
+        (
+            ["--out-dir", "/proc/alem-none/out"],
+            "cannot create /proc/alem-none/out: No such file or directory",
+        ),
+    ],
+)
+def test_bad_arguments_are_one_line_before_any_job(tmp_path, capsys, args, said):
+    from benchmarks import run_all
+
+    with pytest.raises(SystemExit) as e:
+        run_all.main(["--quick", "--only", "hlo", *(a.format(tmp=tmp_path) for a in args)])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert e.value.code == 2 and err.endswith(f"error: {said.format(tmp=tmp_path)}")
+    assert list(tmp_path.iterdir()) == []
