@@ -138,6 +138,10 @@ def test_wheel_contents(wheel):
     assert "alem/envs/games/matrix.py" in names
     assert "alem/configs/config.yaml" in names
     assert any(n.startswith("alem/configs/env/") and n.endswith(".yaml") for n in names)
+    # the shipped partner pools, every file of them (orbax's data files have no suffix)
+    pools = ROOT / "alem" / "arena" / "pools"
+    shipped = {str(f.relative_to(ROOT)) for f in pools.rglob("*") if f.is_file()}
+    assert shipped and shipped <= set(names)
     assert not any(n.startswith(("envs/", "algos/", "configs/", "tests/", "examples/")) for n in names)
     # the torch scripts live in the repository's examples/, not in the wheel
     assert not any("grpo_demo" in n or "lora_policy" in n or n.endswith("torch") for n in names)

@@ -190,6 +190,9 @@ def test_the_shipped_pool_is_whole_and_the_others_are_named():
     train = xp.read_pool("builtin:train", env).partners
     assert held and train and not {p.name for p in held} & {p.name for p in train}
     assert {p.spec.partition(":")[0] for p in pool.partners} >= {"checkpoint", "centre"}
+    for env_id in xp.shipped_pools():  # every shipped pool reads whole (digests checked)
+        assert {p.split for p in xp.read_pool("builtin", alem.make(env_id)).partners} == set(xp.SPLITS)
+    assert "overcooked_cramped_room-v0" in xp.shipped_pools()
     with pytest.raises(
         ConfigError, match=r"partners=builtin: no partner pool ships for coordination-v0; pools ship for \["
     ):
