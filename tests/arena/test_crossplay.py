@@ -216,3 +216,33 @@ def test_the_shipped_partners_forage_with_each_other_and_with_a_scripted_ego(tmp
     assert len(trained) >= 2 and res["complete"]
     # each trained partner forages with a copy of itself (random pair: about 0)
     assert min(res["partner_selfplay"][j] for j in trained) > 0.3 > res["random_pair"]
+
+
+def test_an_llm_ego_plays_cross_play_through_the_text_bridge(tmp_path):
+    """``players=[llm:first]`` (the scripted stand-in of an LLM) with every partner: its replies
+    go through the text bridge, and its invalid-reply counters reach the seatings' results."""
+    env = alem.make("coordination-v0")
+    pool = _pool(tmp_path, env, [("r0", "random"), ("r1", "random")])
+    out = tmp_path / "run"
+    res = run(
+        cfg(
+            "env=coordination",
+            "mode=crossplay",
+            "players=[llm:first]",
+            "llm=scripted",
+            f"partners={pool}",
+            "episodes=4",
+            "num_envs=2",
+        ),
+        out,
+    )
+    assert res["players"] == ["llm:first"] and len(res["crossplay_matrix"][0]) == 2
+    # llm:first always names the first legal move: with itself it always coordinates
+    assert res["selfplay"][0] == 1.0
+    seats = [
+        s
+        for d in sorted((out / "matches").iterdir())
+        for s in json.loads((d / "results.json").read_text())["seats"]
+        if s["player"] == "llm:first"
+    ]
+    assert seats and all(s["llm_decisions"] > 0 and s["invalid_rate"] == 0.0 for s in seats)
