@@ -49,6 +49,7 @@ from alem.core import MultiAgentEnv
 from alem.engine.record import EPISODES_FILE, read_episodes
 from alem.errors import ConfigError
 from alem.json_values import jsonable
+from alem.rundir import write_atomic
 
 __all__ = [
     "MANIFEST_FORMAT",
@@ -161,8 +162,6 @@ def write_manifest(
         "seed": seed,
         "partners": entries,
     }
-    from alem.rundir import write_atomic
-
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, json.dumps(manifest, indent=1) + "\n")
     return manifest

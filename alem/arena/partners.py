@@ -16,6 +16,7 @@ an interrupted one continues from its last checkpoint.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from alem.arena.crossplay import write_manifest
 from alem.cli import hydra_app, hydra_run_dir, make_env, plain
 from alem.errors import ConfigError
 from alem.players import player_names
-from alem.rundir import claim
+from alem.rundir import CLAIM_MARKER, claim
 
 __all__ = ["build", "main", "NOT_PARTNERS"]
 
@@ -115,6 +116,12 @@ def build(cfg: DictConfig, output_dir: str | Path) -> dict[str, Any]:
             raise ConfigError(f"resume=true finishes a build in {out}, which does not exist")
         if (out / "partners.json").exists():
             raise ConfigError(f"{out} holds a finished pool (partners.json); nothing to resume")
+        try:  # only a folder this command claimed is resumed
+            owner = json.loads((out / CLAIM_MARKER).read_text()).get("cli")
+        except (OSError, ValueError, AttributeError):
+            owner = None
+        if owner != CLI:
+            raise ConfigError(f"{out} was not made by python -m {CLI} build; nothing of it is resumed")
     else:
         out = claim(out, cli=CLI)
         out.mkdir(parents=True, exist_ok=True)

@@ -151,7 +151,7 @@ def _partner_actors(lcfg: Any, env: alem.MultiAgentEnv) -> tuple[Any, Any]:
     """``algo.partners``: the pool's partners (split ``train`` unless one is named) loaded and
     checked (checkpoint partners whose actor has the learner's shapes), stacked ``[K, R, ...]``;
     the config gets ``pool_size = K``."""
-    from alem.algos.checkpoint_player import load_trained
+    from alem.algos.checkpoint_player import CheckpointPlayer
     from alem.algos.config import LearnerConfigError
     from alem.algos.ppo import Learner, make_learner
     from alem.arena.crossplay import SPLITS, read_pool
@@ -171,14 +171,11 @@ def _partner_actors(lcfg: Any, env: alem.MultiAgentEnv) -> tuple[Any, Any]:
                 f"{where}: partner {partner.name!r} is {partner.spec!r}; population play trains against "
                 "checkpoint partners (PPO actors of the learner's shape); play scripted ones with mode=crossplay"
             )
-        run_dir, sep, slot = rest.rpartition("#")
-        if not (sep and slot.isdigit()):
-            run_dir, slot = rest, None
-        seed_index = partner.kwargs.get("seed_index", 0)
-        try:
-            learner, params = load_trained(run_dir, env, int(seed_index), None if slot is None else int(slot))
-        except alem.AlemError as e:
+        try:  # the checkpoint player reads the spec (<run dir>[#slot]) and keywords as the arena does
+            player = CheckpointPlayer(env, spec=rest, **partner.kwargs)
+        except (alem.AlemError, TypeError) as e:
             raise LearnerConfigError(f"{where}: partner {partner.name!r}: {e}") from None
+        learner, params = player.learner, player.params
         got = (
             jax.tree.map(lambda x: (tuple(x.shape), str(x.dtype)), params["actor"])
             if isinstance(learner, Learner)

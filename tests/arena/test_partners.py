@@ -105,6 +105,9 @@ def test_a_build_refuses_a_folder_that_holds_anything(tmp_path):
     with pytest.raises(alem.AlemError, match="pool"):
         _build(out, "algos=[ippo]", "num_seeds=2")
     assert [p.name for p in out.iterdir()] == ["notes.txt"]
+    with pytest.raises(ConfigError, match="was not made by python -m alem.partners build"):
+        _build(out, "algos=[ippo]", "num_seeds=2", "resume=true")
+    assert [p.name for p in out.iterdir()] == ["notes.txt"]
 
 
 @pytest.mark.integration  # a subprocess
