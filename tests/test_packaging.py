@@ -109,8 +109,24 @@ def test_every_extra_that_alem_names_provides_its_modules():
             assert _extra_closure(extra) <= _extra_closure("all"), f"alem[all] misses part of {extra!r}"
 
 
+# the checkout's own leftovers (the .gitignore'd folders at its root), which a build never reads
+_ROOT_LEFTOVERS = {"build", "dist", ".git", ".venv", "venv", "runs", "outputs", "multirun", "site", "wandb"}
+
+
+def _not_source(folder: str, names: list[str]) -> set[str]:
+    skip = {n for n in names if n == "__pycache__" or n.endswith((".egg-info", "_cache"))}
+    return skip | (_ROOT_LEFTOVERS & set(names) if Path(folder) == ROOT else set())
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
+    """The wheel, built from a copy of the tree: setuptools writes build/ and *.egg-info into the
+    folder it builds, so two xdist workers building the checkout itself race on those (CI failed
+    so once), and a read-only checkout could not be built at all."""
+    import shutil
+
+    src = tmp_path_factory.mktemp("source") / "alem"
+    shutil.copytree(ROOT, src, ignore=_not_source)
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run(
         [
@@ -123,7 +139,7 @@ def wheel(tmp_path_factory) -> Path:
             "-q",
             "-w",
             str(out),
-            str(ROOT),
+            str(src),
         ],
         check=True,
         cwd=out,
