@@ -23,6 +23,7 @@ __all__ = ["TEXT_HOOKS", "TextHooks", "words"]
 #: Names of the text hooks (methods of :class:`TextHooks`); wrappers and adapters forward them.
 TEXT_HOOKS: tuple[str, ...] = (
     "rules_text",
+    "rules_summary",
     "render_text",
     "action_names",
     "action_aliases",
@@ -62,6 +63,16 @@ class TextHooks:
     def rules_text(self, params: Any = None, agent: int = 0) -> str:
         """The rules of the game as told to ``agent`` (a prompt's system part)."""
         raise NotImplementedError(f"{self.id} has no rules text")
+
+    def rules_summary(self, params: Any = None, agent: int = 0) -> str:
+        """The game and ``agent``'s seat in one sentence, without the rules (``llm.rules=short``).
+
+        The default is the first sentence of :meth:`rules_text`, which names the game and the
+        seat in every text env alem ships; override it when that sentence says more.
+        """
+        text = self.rules_text(params, agent).strip()
+        found = re.match(r"(.+?[.!?])(?=\s|$)", text, re.DOTALL)
+        return " ".join((found.group(1) if found else text).split())
 
     def render_text(self, state: Any, agent: int | None = None, params: Any = None) -> str:
         """One (unbatched) ``state`` as text, as ``agent`` sees it (``None``: everything)."""

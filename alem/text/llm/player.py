@@ -3,7 +3,8 @@
 Registered as ``"llm"`` for every env (``make_player("llm", env, ...)``); it
 refuses envs without text support. Per decision and active env row it builds
 the prompt from the env's text hooks (rules once per episode, the seat's own
-view, the legal actions by name), asks the backend (all active rows at once,
+view, the legal actions by name; the prompt mode, ``legal_moves`` and ``rules``,
+can withhold the legal moves and the rules), asks the backend (all active rows at once,
 at most ``max_concurrency`` requests in flight), parses the reply, re-prompts
 up to ``reprompts`` times with feedback when the reply is unparseable or
 illegal, and otherwise plays the ``fallback``:
@@ -42,7 +43,7 @@ from alem.text.llm.cache import RequestCache
 from alem.text.llm.chat import ChatBackend
 from alem.text.llm.openai import CHECKED_SETTINGS, OpenAIChatBackend, check_settings
 from alem.text.llm.parsing import parse_reply
-from alem.text.llm.prompts import feedback_prompt, system_prompt, turn_prompt
+from alem.text.llm.prompts import PromptMode, feedback_prompt, harness_hash, system_prompt, turn_prompt
 from alem.text.llm.scripted import ScriptedBackend
 
 __all__ = ["LLMPlayer", "EndpointFailing", "decision_counts", "COUNTERS", "FALLBACKS", "BACKENDS"]
@@ -103,7 +104,11 @@ class LLMPlayer(Player):
         max_failure_rate: the breaker also trips when more than this fraction of the seat's
             decisions (once there are ``min_decisions``) fell back because requests failed.
         seed: base of the per-request seeds and of the random fallback.
-        reprompts: re-prompts with feedback after an unparseable or illegal reply.
+        reprompts: re-prompts with feedback after an unparseable or illegal reply (the retry
+            budget; a re-prompt names the illegal move).
+        legal_moves, rules: the prompt mode (:class:`~alem.text.llm.prompts.PromptMode`):
+            ``"list"`` names the legal actions each turn, ``"none"`` only the action vocabulary;
+            ``"full"`` tells the rules, ``"short"`` only the game and the seat.
         fallback: ``"random"``, ``"first"`` or ``"forfeit"`` (see the module docstring).
         history: how many earlier exchanges of the episode stay in the conversation.
         max_concurrency: requests in flight at once for this seat.
@@ -132,6 +137,8 @@ class LLMPlayer(Player):
         seed: int = 0,
         structured: str = "auto",
         reprompts: int = 2,
+        legal_moves: str = "list",
+        rules: str = "full",
         fallback: str = "random",
         history: int = 0,
         max_concurrency: int = 4,
@@ -168,6 +175,7 @@ class LLMPlayer(Player):
                     f"llm.{key}={given[key]!r} is read by llm={reader} only ({BACKEND_WHAT[reader]}); this "
                     f"run's llm.backend is {backend} ({BACKEND_WHAT[backend]}): add llm={reader} or drop llm.{key}"
                 )
+        self.mode = PromptMode(legal_moves=legal_moves, rules=rules)
         if fallback not in FALLBACKS:
             raise AlemError(f"llm.fallback must be one of {FALLBACKS}, got {fallback!r}")
         for key, value, low in (
@@ -259,7 +267,7 @@ class LLMPlayer(Player):
         """Start the backend (and the embedded server) and check it can serve, before any episode."""
         self._agent = agent
         self._params_host = host_view(params)
-        self._system[agent] = system_prompt(env, self._params_host, agent)
+        self._system[agent] = system_prompt(env, self._params_host, agent, self.mode)
         if self.backend is None:
             self.backend = self._make_backend()
             try:
@@ -291,6 +299,9 @@ class LLMPlayer(Player):
             "fallback": self.fallback,
             "reprompts": self.reprompts,
             "history": self.history,
+            "legal_moves": self.mode.legal_moves,
+            "rules": self.mode.rules,
+            "harness": harness_hash(self.mode),
         }
         if self.backend is not None:
             out.update(self.backend.describe())
@@ -329,7 +340,9 @@ class LLMPlayer(Player):
         d = self._decisions[ep]
         self._decisions[ep] = d + 1
         view = env.render_text(jax.tree.map(lambda x: x[b], state), agent, self._params_host)
-        user = {"role": "user", "content": turn_prompt(view, legal_names)}
+        user = {"role": "user", "content": turn_prompt(view, legal_names, self.mode)}
+        # what structured output may name: the legal moves, or (not listing them) any action
+        choices = legal_names if self.mode.lists_legal_moves else names
         past = self._history[ep][-2 * self.history :] if self.history else []
         messages = [{"role": "system", "content": self._system[agent]}, *past, user]
         attempts: list[dict[str, Any]] = []
@@ -340,7 +353,7 @@ class LLMPlayer(Player):
             attempts.append(attempt)
             async with self._sem:
                 try:
-                    reply = await self.backend.chat(messages, legal_names=legal_names, seed=seed)
+                    reply = await self.backend.chat(messages, legal_names=choices, seed=seed)
                 except RequestFailed as e:
                     attempt.update(
                         status="api_error",
@@ -369,7 +382,10 @@ class LLMPlayer(Player):
                     self._history[ep] += [user, {"role": "assistant", "content": reply.content}]
                 break
             named = None if parsed.named is None else names[parsed.named]
-            feedback = {"role": "user", "content": feedback_prompt(parsed.status, legal_names, named)}
+            feedback = {
+                "role": "user",
+                "content": feedback_prompt(parsed.status, legal_names, named, self.mode),
+            }
             messages = [*messages, {"role": "assistant", "content": _echo(reply.content)}, feedback]
         fallback = None
         if action is None:

@@ -8,7 +8,8 @@ chat prompts and takes reply strings back.
 - :meth:`TextEnvPool.reset` starts episodes from seeds and returns the pending
   :class:`~alem.text.train.turns.TextTurn` records: one per env row and seat that must act now, each with the chat
   messages that seat sees (system: the rules and the answer format; user: its own view,
-  ``env.render_text(state, seat)``, and the legal moves by name; optionally the last
+  ``env.render_text(state, seat)``, and the legal moves by name unless ``prompt_mode`` withholds
+  them; optionally the last
   ``history`` accepted exchanges of the episode) and the legal move names.
 - :meth:`TextEnvPool.step` takes one reply string per pending record (in order), parses each
   with :func:`~alem.text.llm.parsing.parse_reply` (a JSON ``{"action": ...}`` or free text),
@@ -64,7 +65,7 @@ from alem.core import MultiAgentEnv
 from alem.errors import AlemError, ConfigError
 from alem.players import Player, host_view
 from alem.text.llm.parsing import parse_reply
-from alem.text.llm.prompts import system_prompt, turn_prompt
+from alem.text.llm.prompts import PromptMode, system_prompt, turn_prompt
 from alem.text.train.turns import Decision, EpisodeResult, PoolStep, TextTurn, answer, credit_rewards
 
 __all__ = ["INVALID_RULES", "TextEnvPool"]
@@ -84,14 +85,14 @@ class _TextSeat(Player):
 class _Prompter:
     """Builds a seat's chat from host arrays: cached system prompts, views, legal names."""
 
-    def __init__(self, env: MultiAgentEnv, params_host: Any, history: int):
-        self.env, self.params, self.history = env, params_host, history
+    def __init__(self, env: MultiAgentEnv, params_host: Any, history: int, mode: PromptMode):
+        self.env, self.params, self.history, self.mode = env, params_host, history, mode
         self.names = [list(env.action_names(i)) for i in range(env.num_agents)]
-        self.system = [system_prompt(env, params_host, i) for i in range(env.num_agents)]
+        self.system = [system_prompt(env, params_host, i, mode) for i in range(env.num_agents)]
 
     def user(self, state_row: Any, seat: int, legal_names: list[str]) -> dict[str, str]:
         view = self.env.render_text(state_row, seat, self.params)
-        return {"role": "user", "content": turn_prompt(view, legal_names)}
+        return {"role": "user", "content": turn_prompt(view, legal_names, self.mode)}
 
     def messages(self, seat: int, past: list[dict[str, str]], user: dict[str, str]) -> list[dict[str, str]]:
         past = past[-2 * self.history :] if self.history else []
@@ -122,6 +123,8 @@ class TextEnvPool:
             arena's ``openings=`` (:class:`~alem.engine.record.Match`; drawn from the seed
             alone). Default 0: every episode starts from the game's own start, whatever the
             arena's default for the env.
+        prompt_mode: what the prompts tell (:class:`~alem.text.llm.prompts.PromptMode`; as
+            ``llm.legal_moves`` and ``llm.rules``): the default lists the legal moves and the rules.
     """
 
     def __init__(
@@ -139,6 +142,7 @@ class TextEnvPool:
         record_scripted: bool = False,
         env_kwargs: Mapping[str, Any] | None = None,
         openings: int = 0,
+        prompt_mode: PromptMode = PromptMode(),
     ):
         from alem.engine.lockstep import LockStep  # lazy: the arena pulls in Hydra
         from alem.engine.record import Match
@@ -151,6 +155,8 @@ class TextEnvPool:
             raise ConfigError("env_kwargs is for an env given by id; got an env instance")
         if not getattr(env, "supports_text", False):
             raise AlemError(f"TextEnvPool needs an env with text support; {env.id} has none")
+        if not isinstance(prompt_mode, PromptMode):
+            raise ConfigError(f"prompt_mode must be a PromptMode, got {prompt_mode!r}")
         if invalid not in INVALID_RULES:
             raise ConfigError(f"invalid must be one of {INVALID_RULES}, got {invalid!r}")
         if isinstance(history, bool) or not isinstance(history, int) or history < 0:
@@ -197,7 +203,7 @@ class TextEnvPool:
         self.key_splits = 1 + len(self.scripted_seats)
         self._prog = LockStep(match)
         self._k_env = jax.random.key(self.seed)
-        self._prompter = _Prompter(env, host_view(self.params), history)
+        self._prompter = _Prompter(env, host_view(self.params), history, prompt_mode)
         self._names = self._prompter.names
         self._roles = np.asarray(env.agent_roles).astype(int).tolist()
         self._role_names = [str(env.role_names[r]) for r in self._roles]
