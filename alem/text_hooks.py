@@ -7,13 +7,21 @@ An env opts in by listing :class:`TextHooks` before the base class::
         def render_text(self, state, agent=None, params=None): ...
         def action_names(self, agent=0): ...
 
+An env can also declare a relabelable vocabulary (:meth:`TextHooks.text_vocabulary`: the game's
+name, seats, pieces, coordinates, move words), read through :meth:`TextHooks.labels`; then
+:meth:`TextHooks.relabeled` gives a copy whose text uses fresh, seeded labels (``llm.obfuscate``),
+so a model cannot lean on memorised names and openings.
+
 This module is light on purpose (no :mod:`alem.text`, which pulls in HTTP backends), so
 env modules can import it freely.
 """
 
 from __future__ import annotations
 
+import copy
+import random
 import re
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -45,6 +53,33 @@ def _one_letter(key: str) -> bool:
     return len(key) == 1 and key.isalpha()
 
 
+_CONSONANTS = "bdfgklmnprstvz"
+_VOWELS = "aeiou"
+
+#: The kinds of label :meth:`TextHooks.relabeled` draws: a made-up word, the same capitalised,
+#: an upper- or lower-case letter, a digit.
+LABEL_KINDS = ("word", "name", "upper", "lower", "digit")
+
+
+def _draw_labels(kind: str, n: int, avoid: set[str], rng: random.Random) -> tuple[str, ...]:
+    """``n`` distinct fresh labels of ``kind``, none of them in ``avoid`` (any case)."""
+    avoid = {a.lower() for a in avoid}
+    if kind in ("upper", "lower", "digit"):
+        pool = {"upper": "ABCDEFGHJKLMNPRSTUVWYZ", "lower": "bdefghjkmnpqrstuvwyz", "digit": "123456789"}[
+            kind
+        ]
+        options = [c for c in pool if c.lower() not in avoid]
+        if len(options) < n:
+            options = list(pool)  # a permutation of the defaults still hides which is which
+        return tuple(rng.sample(options, n))
+    out: list[str] = []
+    while len(out) < n:
+        w = "".join(rng.choice(_CONSONANTS) + rng.choice(_VOWELS) for _ in range(2)) + rng.choice(_CONSONANTS)
+        if w not in avoid and w not in out:
+            out.append(w.capitalize() if kind == "name" else w)
+    return tuple(out)
+
+
 class TextHooks:
     """Mixin giving an env text support (``supports_text = True``).
 
@@ -59,6 +94,55 @@ class TextHooks:
 
     id: str
     default_params: Any
+
+    # ------------------------------------------------------------------ vocabulary
+    def text_vocabulary(self) -> Mapping[str, tuple[str, tuple[str, ...]]]:
+        """The relabelable words of the env's text: ``group -> (kind, default labels)``, a kind of
+        :data:`LABEL_KINDS`. Empty (the default): the env cannot be relabeled. Text hooks read
+        each group through :meth:`labels`, so a :meth:`relabeled` copy renders fresh ones."""
+        return {}
+
+    def labels(self, group: str) -> tuple[str, ...]:
+        """The labels of ``group`` this env renders: the defaults, or a relabeled copy's."""
+        drawn = self.__dict__.get("_text_labels")
+        return drawn[group] if drawn is not None else self.text_vocabulary()[group][1]
+
+    @property
+    def relabeled_text(self) -> bool:
+        """Whether this is a :meth:`relabeled` copy."""
+        return self.__dict__.get("_text_labels") is not None
+
+    def relabeled(self, seed: int) -> TextHooks:
+        """A copy whose text (rules, views, action names) uses fresh labels drawn from ``seed``
+        for every group of :meth:`text_vocabulary`; the same seed draws the same labels.
+
+        The copy parses its own action names only (in full, or alone in a sentence): aliases
+        and env-specific readings speak the original vocabulary, which the copy does not
+        accept. Actions, states and play are unchanged; only text differs.
+        """
+        from alem.errors import AlemError
+
+        vocab = self.text_vocabulary()
+        if not vocab:
+            raise AlemError(
+                f"{self.id} has no relabelable text vocabulary (TextHooks.text_vocabulary), so it "
+                "cannot be obfuscated"
+            )
+        rng = random.Random(f"alem-relabel:{self.id}:{int(seed)}")
+        used = {w for _, defaults in vocab.values() for w in defaults}
+        drawn: dict[str, tuple[str, ...]] = {}
+        for group in sorted(vocab):
+            kind, defaults = vocab[group]
+            if kind not in LABEL_KINDS:
+                raise AlemError(f"{self.id}: text vocabulary group {group!r} has unknown kind {kind!r}")
+            drawn[group] = _draw_labels(kind, len(defaults), used, rng)
+            used |= set(drawn[group])
+        out = copy.copy(self)
+        out.__dict__["_text_labels"] = drawn
+        out.__dict__.pop("_name_tables", None)
+        # an env's own parser reads its original vocabulary; the copy reads its names only
+        out.__dict__["parse_action"] = TextHooks.parse_action.__get__(out)
+        return out
 
     def rules_text(self, params: Any = None, agent: int = 0) -> str:
         """The rules of the game as told to ``agent`` (a prompt's system part)."""
@@ -104,7 +188,8 @@ class TextHooks:
         if found is None:
             names = self.action_names(agent)
             table = {words(n): j for j, n in enumerate(names)}
-            table.update({words(k): v for k, v in self.action_aliases(agent).items()})
+            if not self.relabeled_text:  # aliases speak the original vocabulary
+                table.update({words(k): v for k, v in self.action_aliases(agent).items()})
             found = cache[agent] = (names, table)
         return found
 
@@ -120,7 +205,7 @@ class TextHooks:
         said = words(text)
         if said in table:
             return table[said]
-        if re.fullmatch(r"(action )?\d+", said):
+        if re.fullmatch(r"(action )?\d+", said) and not self.relabeled_text:
             j = int(said.split()[-1])
             return j if 0 <= j < len(names) else None
         padded = f" {said} "

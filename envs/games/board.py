@@ -278,9 +278,15 @@ class BoardGame(TextHooks, MultiAgentEnv[BoardState, BoardParams]):
         return jax.tree.map(lambda a, b: jnp.where(pick, a, b), (lost, lost_ts), (state, ts))
 
     # ------------------------------------------------------------------ text
+    def text_vocabulary(self) -> dict[str, tuple[str, tuple[str, ...]]]:
+        """The game's title, the seats (``player 0``), the pieces; subclasses add coordinates."""
+        return {"game": ("name", (self.title,)), "seat": ("name", ("0", "1")), "piece": ("upper", MARKS)}
+
     def _status(self, state: BoardState, agent: int | None) -> str:
+        seat, mark = self.labels("seat"), self.labels("piece")
+
         def who(j: int) -> str:
-            return "you" if agent == j else f"player {j} ({MARKS[j]})"
+            return "you" if agent == j else f"player {seat[j]} ({mark[j]})"
 
         if bool(state.terminated):
             w = int(state.winner)
@@ -289,15 +295,16 @@ class BoardGame(TextHooks, MultiAgentEnv[BoardState, BoardParams]):
             return f"The game is over: {who(w)} won." if agent != w else "The game is over: you won."
         p = int(state.player)
         if agent is None:
-            return f"Player {p} ({MARKS[p]}) to move."
+            return f"Player {seat[p]} ({mark[p]}) to move."
         return "It is your turn." if p == agent else f"Waiting for {who(p)} to move."
 
     def render_text(self, state: BoardState, agent: int | None = None, params: Any = None) -> str:
         board = np.asarray(state.board)
+        seat, mark = self.labels("seat"), self.labels("piece")
         head = (
-            f"You are player {agent} and play {MARKS[agent]} (X moves first)."
+            f"You are player {seat[agent]} and play {mark[agent]} ({mark[0]} moves first)."
             if agent is not None
-            else "Player 0 plays X (moves first), player 1 plays O."
+            else f"Player {seat[0]} plays {mark[0]} (moves first), player {seat[1]} plays {mark[1]}."
         )
         return "\n".join([head, *self._grid_text(board), self._status(state, agent)])
 

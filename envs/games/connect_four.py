@@ -74,8 +74,11 @@ class ConnectFour(BoardGame):
         return board[:COLS] == EMPTY  # the top cell of the column is free
 
     # ------------------------------------------------------------------ text
+    def text_vocabulary(self) -> dict[str, tuple[str, tuple[str, ...]]]:
+        return {**super().text_vocabulary(), "column": ("lower", tuple(str(c + 1) for c in range(COLS)))}
+
     def action_names(self, agent: int = 0) -> list[str]:
-        return [f"column {c + 1}" for c in range(COLS)]
+        return [f"column {c}" for c in self.labels("column")]
 
     def action_aliases(self, agent: int = 0) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -94,21 +97,31 @@ class ConnectFour(BoardGame):
         return super().parse_action(text, agent)
 
     def rules_text(self, params=None, agent: int = 0) -> str:
-        me, other = ("X", "O") if agent == 0 else ("O", "X")
+        mark, (game,), seat, cols = (
+            self.labels("piece"),
+            self.labels("game"),
+            self.labels("seat"),
+            self.labels("column"),
+        )
+        if self.relabeled_text:  # made-up labels have no order to name a range by
+            naming = f"Columns are named {', '.join(cols)} from left to right."
+        else:
+            naming = "Columns are numbered 1 to 7 from left to right."
         return "\n".join(
             [
-                f"You are player {agent} in connect four and play {me}; your opponent plays {other}.",
+                f"You are player {seat[agent]} in {game} and play {mark[agent]}; your opponent plays "
+                f"{mark[1 - agent]}.",
                 "The board has 6 rows and 7 columns. Players take turns dropping one piece into a column;",
-                "it falls to the lowest empty cell of that column. X moves first. A full column cannot be",
+                f"it falls to the lowest empty cell of that column. {mark[0]} moves first. A full column cannot be",
                 "chosen. The first to line up four of their pieces horizontally, vertically or diagonally",
                 "wins; a full board without such a line is a draw. Win: +1, loss: -1, draw: 0.",
-                "Columns are numbered 1 to 7 from left to right. Answer with one open column, e.g. column 4.",
+                f"{naming} Answer with one open column, e.g. column {cols[3]}.",
             ]
         )
 
     def _grid_text(self, board: np.ndarray) -> list[str]:
-        sym = np.array([".", "X", "O"])[board.reshape(ROWS, COLS)]
-        lines = [" " + " ".join(str(c + 1) for c in range(COLS))]
+        sym = np.array([".", *self.labels("piece")])[board.reshape(ROWS, COLS)]
+        lines = [" " + " ".join(self.labels("column"))]
         lines += ["|" + " ".join(row) + "|" for row in sym]
         lines.append("+" + "-" * (2 * COLS - 1) + "+")
         return lines

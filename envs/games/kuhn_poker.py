@@ -156,9 +156,23 @@ class KuhnPoker(PokerEnv):
         )
 
     # -- text
+    def text_vocabulary(self) -> dict[str, tuple[str, tuple[str, ...]]]:
+        return {
+            "game": ("name", ("Kuhn poker",)),
+            "seat": ("name", tuple(str(i) for i in range(self.num_players))),
+            "card": ("name", tuple(_RANK_NAMES.get(r, r) for r in self._ranks)),
+            "move": ("word", self._names),
+        }
+
+    def action_names(self, agent: int = 0) -> list[str]:
+        return list(self.labels("move"))
+
+    def seat_name(self, i: int) -> str:
+        return self.labels("seat")[i]
+
     def card_name(self, card: int, short: bool = False) -> str:
         r = self._ranks[int(card)]
-        return r if short else _RANK_NAMES.get(r, r)
+        return r if short else self.labels("card")[int(card)]
 
     def action_aliases(self, agent: int = 0) -> dict[str, int]:
         return {
@@ -185,32 +199,36 @@ class KuhnPoker(PokerEnv):
     def rules_text(self, params: Any = None, agent: int = 0) -> str:
         n = self.num_players
         deck = " < ".join(self.card_name(c) for c in range(self.num_cards))
+        (game,), seat, (pass_, bet) = self.labels("game"), self.labels("seat"), self.labels("move")
         return "\n".join(
             [
-                f"You are player {agent} in Kuhn poker with {n} players (player 0 acts first).",
+                f"You are player {seat[agent]} in {game} with {n} players (player {seat[0]} acts first).",
                 f"The deck has {n + 1} cards, ranked {deck}. Every player puts 1 chip in the pot",
                 "(the ante) and is dealt one private card; you see only your own card.",
-                "Players act in turn. While nobody has bet, you may pass (check) or bet 1 chip.",
-                "Once someone has bet, every other player acts once more, in turn: bet 1 chip to",
-                "call, or pass to fold (you give up and lose what you put in).",
+                f"Players act in turn. While nobody has bet, you may {pass_} (check) or {bet} 1 chip.",
+                f"Once someone has bet, every other player acts once more, in turn: {bet} 1 chip to",
+                f"call, or {pass_} to fold (you give up and lose what you put in).",
                 "If nobody bets, everyone shows their card; otherwise the players who bet show theirs.",
                 "The highest card shown wins the whole pot.",
                 "Your payoff is the chips you win minus the chips you put in.",
-                "Actions: pass (check/fold) or bet (bet/call).",
+                f"Actions: {pass_} (check/fold) or {bet} (bet/call).",
             ]
         )
 
     def render_text(self, state: KuhnState, agent: int | None = None, params: Any = None) -> str:
         s = self._host(state)
         n = self.num_players
-        you = lambda i: "you" if i == agent else f"player {i}"
-        lines = [f"Kuhn poker, {n} players."]
+        (game,), seats, (pass_, bet) = self.labels("game"), self.labels("seat"), self.labels("move")
+        you = lambda i: "you" if i == agent else f"player {seats[i]}"
+        lines = [f"{game}, {n} players."]
         if agent is None:
             lines.append(
-                "Cards: " + ", ".join(f"player {i}: {self.card_name(s.cards[i])}" for i in range(n)) + "."
+                "Cards: "
+                + ", ".join(f"player {seats[i]}: {self.card_name(s.cards[i])}" for i in range(n))
+                + "."
             )
         else:
-            lines.append(f"You are player {agent}. Your card: {self.card_name(s.cards[agent])}.")
+            lines.append(f"You are player {seats[agent]}. Your card: {self.card_name(s.cards[agent])}.")
         lines.append(
             f"Pot: {int(s.contrib.sum())} chips ("
             + ", ".join(f"{you(i)} {int(s.contrib[i])}" for i in range(n))
@@ -226,9 +244,11 @@ class KuhnPoker(PokerEnv):
         if bool(s.terminal):
             lines += self._outcome_lines(s, agent)
         elif agent is None or int(s.player) != agent:
-            lines.append(f"Player {int(s.player)} to act.")
+            lines.append(f"Player {seats[int(s.player)]} to act.")
         else:
-            opts = "pass (fold) or bet (call 1 chip)" if bet_seen else "pass (check) or bet (1 chip)"
+            opts = (
+                f"{pass_} (fold) or {bet} (call 1 chip)" if bet_seen else f"{pass_} (check) or {bet} (1 chip)"
+            )
             lines.append(f"It is your turn: {opts}.")
         return "\n".join(lines)
 

@@ -257,6 +257,10 @@ class PokerEnv(TextHooks, MultiAgentEnv):
     def action_names(self, agent: int = 0) -> list[str]:
         return list(self._names)
 
+    def seat_name(self, i: int) -> str:
+        """Seat ``i`` as the text calls it (``player <seat_name>``)."""
+        return str(i)
+
     def card_name(self, card: int, short: bool = False) -> str:
         raise NotImplementedError
 
@@ -268,10 +272,13 @@ class PokerEnv(TextHooks, MultiAgentEnv):
         returns = s.returns
         lines = ["The game is over."]
         if int(s.forfeit) >= 0:
-            who = "You" if agent == int(s.forfeit) else f"Player {int(s.forfeit)}"
+            who = "You" if agent == int(s.forfeit) else f"Player {self.seat_name(int(s.forfeit))}"
             lines.append(f"{who} forfeited by playing an illegal action.")
         if agent is None:
-            lines.append("Payoffs: " + ", ".join(f"player {i}: {returns[i]:+g}" for i in range(len(returns))))
+            lines.append(
+                "Payoffs: "
+                + ", ".join(f"player {self.seat_name(i)}: {returns[i]:+g}" for i in range(len(returns)))
+            )
         else:
             r = float(returns[agent])
             chips = f"{abs(r):g} chip{'s' if abs(r) != 1 else ''}"

@@ -72,8 +72,16 @@ class TicTacToe(BoardGame):
         return board == EMPTY
 
     # ------------------------------------------------------------------ text
+    def text_vocabulary(self) -> dict[str, tuple[str, tuple[str, ...]]]:
+        return {
+            **super().text_vocabulary(),
+            "column": ("lower", tuple(_COLS)),
+            "row": ("digit", ("1", "2", "3")),
+        }
+
     def action_names(self, agent: int = 0) -> list[str]:
-        return [f"{_COLS[c]}{r + 1}" for r in range(3) for c in range(3)]
+        cols, rows = self.labels("column"), self.labels("row")
+        return [f"{cols[c]}{rows[r]}" for r in range(3) for c in range(3)]
 
     def action_aliases(self, agent: int = 0) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -96,24 +104,31 @@ class TicTacToe(BoardGame):
         return out
 
     def rules_text(self, params=None, agent: int = 0) -> str:
-        me, other = ("X", "O") if agent == 0 else ("O", "X")
+        mark, (game,), seat = self.labels("piece"), self.labels("game"), self.labels("seat")
+        cols, rows, cell = self.labels("column"), self.labels("row"), self.action_names(agent)
+        if self.relabeled_text:  # made-up labels have no order to name a range by
+            naming = f"column ({', '.join(cols)}, left to right) and row ({', '.join(rows)}, top to bottom):"
+        else:
+            naming = "column letter a-c (left to right) and row number 1-3 (top to bottom):"
         return "\n".join(
             [
-                f"You are player {agent} in tic-tac-toe and play {me}; your opponent plays {other}.",
-                "Players take turns placing their mark in an empty cell of a 3x3 grid; X moves first.",
+                f"You are player {seat[agent]} in {game} and play {mark[agent]}; your opponent plays "
+                f"{mark[1 - agent]}.",
+                f"Players take turns placing their mark in an empty cell of a 3x3 grid; {mark[0]} moves first.",
                 "The first to get three marks in a row (horizontally, vertically or diagonally) wins;",
                 "a full board without such a line is a draw. Win: +1, loss: -1, draw: 0.",
-                "Cells are named by column letter a-c (left to right) and row number 1-3 (top to bottom):",
-                "a1 is the top-left corner, b2 the centre, c3 the bottom-right corner.",
-                "Answer with the name of one empty cell, e.g. b2.",
+                f"Cells are named by {naming}",
+                f"{cell[0]} is the top-left corner, {cell[4]} the centre, {cell[8]} the bottom-right corner.",
+                f"Answer with the name of one empty cell, e.g. {cell[4]}.",
             ]
         )
 
     def _grid_text(self, board: np.ndarray) -> list[str]:
-        sym = np.array([".", "X", "O"])[board.reshape(3, 3)]
-        lines = ["   a   b   c"]
+        sym = np.array([".", *self.labels("piece")])[board.reshape(3, 3)]
+        cols, rows = self.labels("column"), self.labels("row")
+        lines = ["   " + "   ".join(cols)]
         for r in range(3):
-            lines.append(f"{r + 1}  " + " | ".join(sym[r]))
+            lines.append(f"{rows[r]}  " + " | ".join(sym[r]))
             if r < 2:
                 lines.append("  ---+---+---")
         return lines

@@ -109,6 +109,9 @@ class LLMPlayer(Player):
         legal_moves, rules: the prompt mode (:class:`~alem.text.llm.prompts.PromptMode`):
             ``"list"`` names the legal actions each turn, ``"none"`` only the action vocabulary;
             ``"full"`` tells the rules, ``"short"`` only the game and the seat.
+        obfuscate: play a relabeled copy of the env's text (:meth:`~alem.text_hooks.TextHooks.relabeled`,
+            drawn from ``seed``): the game, seats, pieces and moves get made-up names, so memorised
+            names and openings do not help; replies are parsed in the new names.
         fallback: ``"random"``, ``"first"`` or ``"forfeit"`` (see the module docstring).
         history: how many earlier exchanges of the episode stay in the conversation.
         max_concurrency: requests in flight at once for this seat.
@@ -139,6 +142,7 @@ class LLMPlayer(Player):
         reprompts: int = 2,
         legal_moves: str = "list",
         rules: str = "full",
+        obfuscate: bool = False,
         fallback: str = "random",
         history: int = 0,
         max_concurrency: int = 4,
@@ -176,6 +180,10 @@ class LLMPlayer(Player):
                     f"run's llm.backend is {backend} ({BACKEND_WHAT[backend]}): add llm={reader} or drop llm.{key}"
                 )
         self.mode = PromptMode(legal_moves=legal_moves, rules=rules)
+        if not isinstance(obfuscate, bool):
+            raise AlemError(f"llm.obfuscate must be true or false, got {obfuscate!r}")
+        # drawn now, so an env that cannot be relabeled is refused before anything runs
+        self.text_env = env.relabeled(int(seed)) if obfuscate else env
         if fallback not in FALLBACKS:
             raise AlemError(f"llm.fallback must be one of {FALLBACKS}, got {fallback!r}")
         for key, value, low in (
@@ -267,7 +275,7 @@ class LLMPlayer(Player):
         """Start the backend (and the embedded server) and check it can serve, before any episode."""
         self._agent = agent
         self._params_host = host_view(params)
-        self._system[agent] = system_prompt(env, self._params_host, agent, self.mode)
+        self._system[agent] = system_prompt(self._text(env), self._params_host, agent, self.mode)
         if self.backend is None:
             self.backend = self._make_backend()
             try:
@@ -275,6 +283,10 @@ class LLMPlayer(Player):
             except BaseException:
                 self.close()
                 raise
+
+    def _text(self, env: MultiAgentEnv) -> MultiAgentEnv:
+        """The env whose text this player shows and parses: its relabeled copy when obfuscating."""
+        return self.text_env if self.text_env is not self.env else env
 
     def end_episode(self, episode: int) -> None:
         self._decisions.pop(int(episode), None)
@@ -302,7 +314,10 @@ class LLMPlayer(Player):
             "legal_moves": self.mode.legal_moves,
             "rules": self.mode.rules,
             "harness": harness_hash(self.mode),
+            "obfuscate": self.text_env is not self.env,
         }
+        if out["obfuscate"]:  # the drawn names, so a reader can map the transcripts back
+            out["labels"] = {g: list(self.text_env.labels(g)) for g in self.text_env.text_vocabulary()}
         if self.backend is not None:
             out.update(self.backend.describe())
         return out
@@ -334,6 +349,7 @@ class LLMPlayer(Player):
     async def _decide(
         self, env: MultiAgentEnv, agent: int, state: Any, b: int, mask: np.ndarray, ep: int
     ) -> int:
+        env = self._text(env)
         names = env.action_names(agent)
         legal = [int(j) for j in np.flatnonzero(mask)]
         legal_names = [names[j] for j in legal]

@@ -42,8 +42,17 @@ class BargainingText(TextHooks):
     """The text hooks of :class:`~alem.envs.games.bargaining.env.Bargaining` (a mixin: it reads
     the env's ``max_turns`` and default params)."""
 
+    def text_vocabulary(self) -> dict[str, tuple[str, tuple[str, ...]]]:
+        return {
+            "game": ("name", ("Deal or No Deal",)),
+            "seat": ("name", ("0", "1")),
+            "item": ("word", ITEMS),
+            "agree": ("word", ("agree",)),
+        }
+
     def action_names(self, agent: int = 0) -> list[str]:
-        return [f"I get {split_text(q)}" for q in OFFERS] + ["agree"]
+        items, (agree,) = self.labels("item"), self.labels("agree")
+        return [f"I get {split_text(q, items)}" for q in OFFERS] + [agree]
 
     def action_aliases(self, agent: int = 0) -> dict[str, int]:
         return {
@@ -84,14 +93,25 @@ class BargainingText(TextHooks):
     def rules_text(self, params: BargainingParams | None = None, agent: int = 0) -> str:
         params = self.default_params if params is None else params
         discount, prob_end = float(params.discount), float(params.prob_end)
+        (game,), seat, items, (agree,) = (
+            self.labels("game"),
+            self.labels("seat"),
+            self.labels("item"),
+            self.labels("agree"),
+        )
+        named = (
+            f"{game}, a negotiation game for 2 players"
+            if self.relabeled_text
+            else f"a negotiation game for 2 players ({game})"
+        )
         lines = [
-            f"You are player {agent} in a negotiation game for 2 players (Deal or No Deal). A pool of books, "
-            "hats and balls (5 to 7 items) is to be split between the players. Each player has private values "
+            f"You are player {seat[agent]} in {named}. A pool of {items[0]}s, "
+            f"{items[1]}s and {items[2]}s (5 to 7 items) is to be split between the players. Each player has private values "
             "for the items (whole numbers; the whole pool is worth 10 to each player); you see only your own.",
-            "Player 0 makes the first offer; then the players take turns. On your turn you either make an "
-            "offer, naming what you get (the other player gets the rest of the pool), or agree to the other "
+            f"Player {seat[0]} makes the first offer; then the players take turns. On your turn you either make an "
+            f"offer, naming what you get (the other player gets the rest of the pool), or {agree} to the other "
             "player's last offer. You can offer only items that are in the pool.",
-            "If you agree, the deal is done: each player scores the value of what it gets. "
+            f"If you {agree}, the deal is done: each player scores the value of what it gets. "
             f"After {self.max_turns} offers without agreement the game ends with no deal: both score 0.",
         ]
         if discount < 1.0:
@@ -103,8 +123,8 @@ class BargainingText(TextHooks):
                 f"After each offer but the first, the negotiation breaks off (no deal) with probability {prob_end:g}."
             )
         lines.append(
-            "Actions: an offer such as 'I get 1 book, 2 hats, 0 balls', or 'agree'. "
-            "Anything you write besides your move is ignored."
+            f"Actions: an offer such as '{self.action_names(agent)[OFFERS.tolist().index([1, 2, 0])]}', "
+            f"or '{agree}'. Anything you write besides your move is ignored."
         )
         return "\n".join(lines)
 
@@ -117,25 +137,33 @@ class BargainingText(TextHooks):
         offers, n = np.asarray(state.offers), int(state.num_offers)
         player, agreed, ended = int(state.player), bool(state.agreed), bool(state.ended)
 
+        (game,), seat, items, (agree,) = (
+            self.labels("game"),
+            self.labels("seat"),
+            self.labels("item"),
+            self.labels("agree"),
+        )
+
         def who(p: int) -> str:
-            return "you" if p == agent else f"player {p}"
+            return "you" if p == agent else f"player {seat[p]}"
 
         def worth(p: int) -> str:
-            return ", ".join(f"{ITEMS[i]} {int(values[p, i])}" for i in range(NUM_ITEMS))
+            return ", ".join(f"{items[i]} {int(values[p, i])}" for i in range(NUM_ITEMS))
 
-        lines = [f"Bargaining: split a pool of {split_text(pool)}."]
+        title = game if self.relabeled_text else "Bargaining"
+        lines = [f"{title}: split a pool of {split_text(pool, items)}."]
         if agent is None:
-            lines += [f"Player {p}'s values: {worth(p)}." for p in range(NUM_PLAYERS)]
+            lines += [f"Player {seat[p]}'s values: {worth(p)}." for p in range(NUM_PLAYERS)]
         else:
             lines.append(
-                f"You are player {agent}. Your values: {worth(agent)} (the other player's are hidden)."
+                f"You are player {seat[agent]}. Your values: {worth(agent)} (the other player's are hidden)."
             )
         if n:
             lines.append("Offers so far (oldest first):")
             for k in range(n):
                 p = k % NUM_PLAYERS
-                gets = f"{who(p)} {'get' if p == agent else 'gets'} {split_text(offers[k])}"
-                rest = f"{who(1 - p)} {'get' if 1 - p == agent else 'gets'} {split_text(pool - offers[k])}"
+                gets = f"{who(p)} {'get' if p == agent else 'gets'} {split_text(offers[k], items)}"
+                rest = f"{who(1 - p)} {'get' if 1 - p == agent else 'gets'} {split_text(pool - offers[k], items)}"
                 lines.append(f"  {who(p)}: {gets}; {rest}")
         else:
             lines.append("No offers yet.")
@@ -144,15 +172,16 @@ class BargainingText(TextHooks):
             scores = [values[proposer] @ last, values[1 - proposer] @ (pool - last)]
             factor = float(params.discount) ** max(n - 1, 0)
             by = {proposer: scores[0] * factor, 1 - proposer: scores[1] * factor}
-            whose = "your" if proposer == agent else f"player {proposer}'s"
-            lines.append(f"{who(player).capitalize()} agreed to {whose} offer.")
+            whose = "your" if proposer == agent else f"player {seat[proposer]}'s"
+            agreed = f"said {agree} to" if self.relabeled_text else "agreed to"
+            lines.append(f"{who(player).capitalize()} {agreed} {whose} offer.")
             lines.append("Deal: " + ", ".join(f"{who(p)} {by[p]:g}" for p in range(NUM_PLAYERS)) + ".")
         elif ended:
             lines.append("The negotiation broke off by chance: no deal, both score 0.")
         elif n >= self.max_turns:
             lines.append(f"No deal after {self.max_turns} offers: both score 0.")
         else:
-            turn = "your turn" if player == agent else f"player {player}'s turn"
+            turn = "your turn" if player == agent else f"player {seat[player]}'s turn"
             lines.append(f"It is {turn} (offer {n + 1} of at most {self.max_turns}).")
         return "\n".join(lines)
 

@@ -66,13 +66,9 @@ def load_instances(path: str | Path | None = None, max_num_instances: int | None
     return np.array(out, np.int32)
 
 
-def _count(n: int, item: int) -> str:
-    return f"{n} {ITEMS[item]}{'' if n == 1 else 's'}"
-
-
-def split_text(q) -> str:
-    """``"1 book, 2 hats, 0 balls"`` for counts ``q``."""
-    return ", ".join(_count(int(n), i) for i, n in enumerate(q))
+def split_text(q, items: tuple[str, ...] = ITEMS) -> str:
+    """``"1 book, 2 hats, 0 balls"`` for counts ``q`` (of ``items``, named in the singular)."""
+    return ", ".join(f"{int(n)} {items[i]}{'' if int(n) == 1 else 's'}" for i, n in enumerate(q))
 
 
 @struct.dataclass
