@@ -22,6 +22,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "wandb": ("wandb",),
     "arena": ("flax", "optax", "hydra", "omegaconf", "scipy", "openskill", "mctx"),
     "llm": ("httpx",),
+    "serve": ("mcp",),
     "llmtrain": ("torch", "transformers", "peft", "gguf", "trl"),
     "verifiers": ("httpx", "verifiers"),
     "interop": ("pettingzoo", "gymnasium"),

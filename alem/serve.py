@@ -1,0 +1,80 @@
+"""``python -m alem.serve env.id=<id> [protocol=http|mcp|mcp-stdio]``: an env as a served game.
+
+Outside agents (an LLM client, an MCP host, any HTTP client) play sessions of one text-capable
+env: :mod:`alem.text.serve.sessions` holds them, :mod:`alem.text.serve.http` is the plain JSON
+API and :mod:`alem.text.serve.mcp` the MCP server. Bound to 127.0.0.1 unless ``host=`` says
+otherwise. Settings: ``configs/serve.yaml``.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from alem.extras import require
+
+require("arena", "python -m alem.serve", cli=__name__ == "__main__")
+
+from alem.cli import hydra_app, make_env  # noqa: E402
+from alem.errors import AlemError  # noqa: E402
+
+__all__ = ["PROTOCOLS", "main", "serve"]
+
+PROTOCOLS = ("http", "mcp", "mcp-stdio")
+
+
+def serve(cfg: Any) -> None:
+    """Check the settings, build the store, then serve until interrupted."""
+    from alem.text.serve.sessions import SessionStore
+
+    protocol = cfg.get("protocol")
+    if protocol not in PROTOCOLS:
+        raise AlemError(f"protocol must be one of {list(PROTOCOLS)}, got {protocol!r}")
+    port = cfg.get("port")
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise AlemError(f"port must be an integer in 0..65535, got {port!r}")
+    max_body = cfg.get("max_body_bytes")
+    if isinstance(max_body, bool) or not isinstance(max_body, int) or max_body < 1:
+        raise AlemError(f"max_body_bytes must be an integer >= 1, got {max_body!r}")
+    env = make_env(cfg.env)
+    store = SessionStore(
+        env, max_sessions=cfg.max_sessions, idle_timeout_s=cfg.idle_timeout_s, max_steps=cfg.max_steps
+    )
+    if protocol == "http":
+        from alem.text.serve.http import JsonApiServer
+
+        try:
+            server = JsonApiServer(store, cfg.host, port, max_body_bytes=max_body)
+        except OSError as e:
+            raise AlemError(f"cannot listen on {cfg.host}:{port}: {e.strerror or e}") from None
+        print(f"alem.serve: {env.id} on {server.url}/v1 (GET /v1/env for the routes' game)", flush=True)
+        try:
+            server.serve_forever()
+        finally:
+            server.server_close()
+        return
+    from alem.text.serve.mcp import mcp_server
+
+    if protocol == "mcp-stdio":
+        mcp_server(store).run("stdio")
+        return
+    if port == 0:  # uvicorn would not say which port it took: pick a free one first
+        import socket
+
+        with socket.socket() as probe:
+            probe.bind((cfg.host, 0))
+            port = probe.getsockname()[1]
+    print(f"alem.serve: {env.id} over MCP at http://{cfg.host}:{port}/mcp", file=sys.stderr, flush=True)
+    mcp_server(store).run(
+        "streamable-http",
+        host=cfg.host,
+        port=port,
+        max_request_body_size=max_body,
+        max_sessions=cfg.max_sessions,
+    )
+
+
+main = hydra_app("alem.serve", "serve", serve)
+
+if __name__ == "__main__":
+    main()
