@@ -33,6 +33,8 @@ TEXT_HOOKS: tuple[str, ...] = (
     "rules_text",
     "rules_summary",
     "render_text",
+    "to_json",
+    "action_from_json",
     "action_names",
     "action_aliases",
     "legal_action_names",
@@ -161,6 +163,29 @@ class TextHooks:
     def render_text(self, state: Any, agent: int | None = None, params: Any = None) -> str:
         """One (unbatched) ``state`` as text, as ``agent`` sees it (``None``: everything)."""
         raise NotImplementedError(f"{self.id} has no text rendering")
+
+    def to_json(self, state: Any, agent: int, params: Any = None) -> dict[str, Any]:
+        """One (unbatched) ``state`` as ``agent`` sees it, as a JSON object (``llm.format=json``).
+
+        ``{"env": id, "seat": agent, ...}`` and the family's fields (:meth:`json_view`, whose
+        docstring is the family's schema), in the labels :meth:`render_text` uses; never
+        information ``agent`` may not see. Host-side.
+        """
+        return {"env": self.id, "seat": int(agent), **self.json_view(state, int(agent), params)}
+
+    def json_view(self, state: Any, agent: int, params: Any = None) -> dict[str, Any]:
+        """The family's fields of :meth:`to_json`."""
+        raise NotImplementedError(f"{self.id} has no JSON view")
+
+    def action_from_json(self, reply: Any, agent: int = 0) -> int | None:
+        """The action a JSON reply names: ``{"action": <name or index>}``; None when ``reply`` is
+        not such an object or names no action of ``agent``."""
+        if not isinstance(reply, dict) or "action" not in reply:
+            return None
+        said = reply["action"]
+        if isinstance(said, int) and not isinstance(said, bool):
+            return said if 0 <= said < len(self.action_names(agent)) else None
+        return self.parse_action(said, agent) if isinstance(said, str) else None
 
     def action_names(self, agent: int = 0) -> list[str]:
         """Names of ``agent``'s actions, indexed like the action space."""

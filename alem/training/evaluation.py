@@ -55,7 +55,9 @@ def policy_evaluator(env, learner, num_steps: int) -> Callable[[jax.Array, Any],
         episodes, return_sum, counts = jax.device_get(batched(keys, params))
         episodes = np.asarray(episodes)
         counts = {k: np.asarray(v) for k, v in counts.items()}
-        return Evaluation(episodes, mean_return(np.asarray(return_sum), episodes), outcome_rates(counts, episodes))
+        return Evaluation(
+            episodes, mean_return(np.asarray(return_sum), episodes), outcome_rates(counts, episodes)
+        )
 
     return evaluate
 

@@ -41,7 +41,7 @@ def _eta(seconds: float) -> str:
 class ConsoleProgress:
     """One header line, then one line per chunk::
 
-        [chunk 2/10] ####----------------  20% | env-steps 4,096/20,480 per seed | 1.2M env-steps/s | ETA 0:00:03 | episodes 512 | return -1.7
+    [chunk 2/10] ####----------------  20% | env-steps 4,096/20,480 per seed | 1.2M env-steps/s | ETA 0:00:03 | episodes 512 | return -1.7
     """
 
     def __init__(self, header: str, width: int = 20):

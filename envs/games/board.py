@@ -298,6 +298,20 @@ class BoardGame(TextHooks, MultiAgentEnv[BoardState, BoardParams]):
             return f"Player {seat[p]} ({mark[p]}) to move."
         return "It is your turn." if p == agent else f"Waiting for {who(p)} to move."
 
+    def json_view(self, state: BoardState, agent: int, params: Any = None) -> dict[str, Any]:
+        """``your_piece``, ``to_move`` (``"you"``, ``"opponent"`` or null once over), ``board``: rows
+        top to bottom of pieces and ``"."``, ``winner`` (``"you"``, ``"opponent"``, ``"draw"`` or null)."""
+        mark = self.labels("piece")
+        board = np.array([".", *mark])[np.asarray(state.board).reshape(self.height, self.width)]
+        side = lambda j: "you" if j == agent else "opponent"
+        over, w = bool(state.terminated), int(state.winner)
+        return {
+            "your_piece": mark[agent],
+            "to_move": None if over else side(int(state.player)),
+            "board": ["".join(row) for row in board],
+            "winner": (side(w) if w >= 0 else "draw") if over else None,
+        }
+
     def render_text(self, state: BoardState, agent: int | None = None, params: Any = None) -> str:
         board = np.asarray(state.board)
         seat, mark = self.labels("seat"), self.labels("piece")

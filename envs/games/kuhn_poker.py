@@ -215,6 +215,21 @@ class KuhnPoker(PokerEnv):
             ]
         )
 
+    def json_view(self, state: KuhnState, agent: int, params: Any = None) -> dict[str, Any]:
+        """``your_card``, ``pot`` (chips per seat), ``moves`` (``[seat, move]`` in order),
+        ``to_act`` (a seat, or null once over), ``payoff`` (yours, once over)."""
+        s = self._host(state)
+        seats, names = self.labels("seat"), self.action_names(agent)
+        return {
+            "your_card": self.card_name(s.cards[agent]),
+            "pot": {seats[i]: int(s.contrib[i]) for i in range(self.num_players)},
+            "moves": [
+                [seats[k % self.num_players], names[int(s.history[k])]] for k in range(int(s.num_moves))
+            ],
+            "to_act": None if bool(s.terminal) else seats[int(s.player)],
+            "payoff": float(s.returns[agent]) if bool(s.terminal) else None,
+        }
+
     def render_text(self, state: KuhnState, agent: int | None = None, params: Any = None) -> str:
         s = self._host(state)
         n = self.num_players

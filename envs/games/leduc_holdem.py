@@ -221,6 +221,24 @@ class LeducHoldem(PokerEnv):
             ]
         )
 
+    def json_view(self, state: LeducState, agent: int, params: Any = None) -> dict[str, Any]:
+        """``your_card``, ``public_card`` (null until shown), ``round`` (1 or 2), ``pot`` (chips per
+        seat), ``moves`` (per round, ``[seat, move]``), ``to_act`` (null once over), ``payoff``."""
+        s = self._host(state)
+        names, public = self.action_names(agent), self._public_card(s)
+        return {
+            "your_card": self.card_name(s.cards[agent]),
+            "public_card": None if public is None else self.card_name(public),
+            "round": int(s.round) + 1,
+            "pot": {str(i): int(s.contrib[i]) for i in range(2)},
+            "moves": [
+                [[str(k % 2), names[int(a)]] for k, a in enumerate(x for x in s.seq[r] if x >= 0)]
+                for r in range(int(s.round) + 1)
+            ],
+            "to_act": None if bool(s.terminal) else str(int(s.player)),
+            "payoff": float(s.returns[agent]) if bool(s.terminal) else None,
+        }
+
     def render_text(self, state: LeducState, agent: int | None = None, params: Any = None) -> str:
         s = self._host(state)
         you = lambda i: "you" if i == agent else f"player {i}"

@@ -47,7 +47,7 @@ Card
 from __future__ import annotations
 
 import re
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -320,6 +320,21 @@ class LiarsDice(TextHooks, MultiAgentEnv[LiarsDiceState, LiarsDiceParams]):
                 "Actions: 'bid Q F' (for example 'bid 1 four', 'bid 2 sixes') or 'liar'.",
             ]
         )
+
+    def json_view(
+        self, state: LiarsDiceState, agent: int, params: LiarsDiceParams | None = None
+    ) -> dict[str, Any]:
+        """``your_dice``, ``bids`` (``[seat, bid]`` oldest first, by action name), ``to_act`` (null
+        once over), ``loser`` (a seat, or null while the game runs)."""
+        names = self.action_names(agent)
+        bids = [int(a) for a in np.flatnonzero(np.asarray(state.taken)) if a < self.num_bids]
+        loser = int(state.loser)
+        return {
+            "your_dice": [int(d) for d in np.asarray(state.dice)[agent]],
+            "bids": [[k % NUM_PLAYERS, names[a]] for k, a in enumerate(bids)],
+            "to_act": int(state.player) if loser < 0 else None,
+            "loser": loser if loser >= 0 else None,
+        }
 
     def render_text(
         self, state: LiarsDiceState, agent: int | None = None, params: LiarsDiceParams | None = None

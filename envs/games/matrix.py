@@ -218,6 +218,19 @@ class RepeatedGame(TextHooks, MultiAgentEnv[RepeatedGameState, Any]):
             text += f"; after each round the game goes on with probability {float(params.continue_prob):g}"
         return text
 
+    def json_view(self, state: RepeatedGameState, agent: int, params: Any = None) -> dict[str, Any]:
+        """``round`` (rounds played), ``num_rounds``, ``your_total``, ``history``: the remembered
+        rounds, most recent first, each ``{"you": move, "player <j>": move}``."""
+        params = self.default_params if params is None else params
+        label = lambda j: "you" if j == agent else f"player {j}"
+        rounds = [h for h in np.asarray(state.history) if h[0] >= 0]
+        return {
+            "round": int(state.round),
+            "num_rounds": int(params.num_rounds),
+            "your_total": float(np.asarray(state.returns)[agent]),
+            "history": [{label(j): self._names[h[j]] for j in self._order[agent]} for h in rounds],
+        }
+
     def render_text(self, state: RepeatedGameState, agent: int | None = None, params: Any = None) -> str:
         params = self.default_params if params is None else params
         rnd = int(state.round)

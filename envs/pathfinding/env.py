@@ -486,6 +486,12 @@ class PathfindingEnv(TextHooks, MultiAgentEnv[PathfindingState, PathfindingParam
     def rules_text(self, params: PathfindingParams | None = None, agent: int = 0) -> str:
         return viewer.rules_text(self, self.default_params if params is None else params, agent)
 
+    def json_view(
+        self, state: PathfindingState, agent: int, params: PathfindingParams | None = None
+    ) -> dict[str, Any]:
+        """See :func:`~alem.envs.pathfinding.viewer.json_view` (the schema)."""
+        return viewer.json_view(self, state, agent)
+
     def render_text(
         self, state: PathfindingState, agent: int | None = None, params: PathfindingParams | None = None
     ) -> str:

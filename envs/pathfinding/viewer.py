@@ -11,7 +11,7 @@ its goal as a hollow square of the same colour.
 from __future__ import annotations
 
 import string
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -92,11 +92,23 @@ def render_text(env: PathfindingEnv, state: PathfindingState, agent: int | None 
                 rows[pos[i][0]][pos[i][1]] = _LABELS[i % len(_LABELS)]
         text = "\n".join("".join(r) for r in rows)
         return f"step {int(state.t)}; agents 0-9a-zA-Z (mod 62), '*' goals\n{text}"
-    r0 = env.obs_radius
-    h, w = env.height, env.width
-    view = []
+    view, me = _window(env, state, agent, rows), pos[agent]
+    dr, dc = (goal[agent] - me).tolist()
+    status = (
+        "you have left the map (goal reached)"
+        if not active[agent]
+        else f"goal offset: {dr:+d} rows, {dc:+d} cols"
+    )
+    return f"step {int(state.t)}; you are at row {me[0]}, col {me[1]}; {status}\n" + "\n".join(view)
+
+
+def _window(env: PathfindingEnv, state: PathfindingState, agent: int, rows: list[list[str]]) -> list[str]:
+    """``agent``'s (2r+1)^2 window: ``@`` itself, ``a`` other agents, ``G`` its goal, ``#`` walls."""
+    pos, goal, active = np.asarray(state.pos), np.asarray(state.goal), np.asarray(state.active)
+    r0, h, w = env.obs_radius, env.height, env.width
     me = pos[agent]
     others = {tuple(p) for i, p in enumerate(pos) if active[i] and i != agent}
+    view = []
     for dr in range(-r0, r0 + 1):
         line = []
         for dc in range(-r0, r0 + 1):
@@ -112,13 +124,24 @@ def render_text(env: PathfindingEnv, state: PathfindingState, agent: int | None 
             else:
                 line.append(rows[rr][cc])
         view.append("".join(line))
-    dr, dc = (goal[agent] - me).tolist()
-    status = (
-        "you have left the map (goal reached)"
-        if not active[agent]
-        else f"goal offset: {dr:+d} rows, {dc:+d} cols"
-    )
-    return f"step {int(state.t)}; you are at row {me[0]}, col {me[1]}; {status}\n" + "\n".join(view)
+    return view
+
+
+def json_view(env: PathfindingEnv, state: PathfindingState, agent: int) -> dict[str, Any]:
+    """What ``agent`` sees as JSON: ``step``, ``you`` (``row``, ``column``), ``on_map`` (false once
+    it left at its goal), ``goal_offset`` (``rows`` down, ``columns`` right) and ``window``
+    (rows of its (2r+1)^2 view: ``@`` you, ``a`` another agent, ``G`` your goal, ``#`` wall or
+    off the map, ``.`` free)."""
+    pos, goal = np.asarray(state.pos), np.asarray(state.goal)
+    rows = [["#" if o else "." for o in row] for row in np.asarray(env.obstacles(state))]
+    dr, dc = (goal[agent] - pos[agent]).tolist()
+    return {
+        "step": int(state.t),
+        "you": {"row": int(pos[agent][0]), "column": int(pos[agent][1])},
+        "on_map": bool(np.asarray(state.active)[agent]),
+        "goal_offset": {"rows": int(dr), "columns": int(dc)},
+        "window": _window(env, state, agent, rows),
+    }
 
 
 def cell_size(height: int, width: int) -> int:

@@ -1,4 +1,4 @@
-"""Rendered views never show other players' hidden information (generic, through the env API).
+"""Rendered views (text and JSON) never show other players' hidden information (generic, through the env API).
 
 An agent's observation is its information by the env contract. Deals that give
 agent ``i`` the same observation after the same public play must render the
@@ -12,6 +12,7 @@ rightly show an agent its own absolute position, which its observation omits.
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 
 import jax
@@ -25,6 +26,11 @@ from alem.core import EnvParams, MultiAgentEnv, TimeStep
 from alem.text_hooks import TextHooks
 
 ROWS, STEPS = 32, 4
+
+
+def _shown(env: MultiAgentEnv, state, agent: int) -> str:
+    """What ``agent`` is shown of ``state``: its text view and its JSON view."""
+    return env.render_text(state, agent) + "\n" + json.dumps(env.to_json(state, agent))
 
 
 def render_pairs_checked(env: MultiAgentEnv, reset=None, step=None) -> int:
@@ -45,7 +51,7 @@ def render_pairs_checked(env: MultiAgentEnv, reset=None, step=None) -> int:
             for b in live:
                 groups[np.asarray(host[b][1].obs[i]).tobytes()].append(b)
             for same in list(groups.values())[:12]:
-                views = {b: env.render_text(host[b][0], i) for b in same[:3]}
+                views = {b: _shown(env, host[b][0], i) for b in same[:3]}
                 first = views[same[0]]
                 for b, v in views.items():
                     assert v == first, (
@@ -69,9 +75,10 @@ class DealState:
 class CardPeek(TextHooks, MultiAgentEnv):
     """One card each, one move each; ``leak=True`` renders the opponent's card too."""
 
-    def __init__(self, leak: bool):
+    def __init__(self, leak: bool, leak_json: bool = False):
         super().__init__()
-        self.leak, self.agents, self.id = leak, ("p0", "p1"), f"card_peek_{'leak' if leak else 'ok'}-v0"
+        self.leak, self.leak_json, self.agents = leak, leak_json, ("p0", "p1")
+        self.id = f"card_peek_{'leak' if leak or leak_json else 'ok'}-v0"
 
     @property
     def default_params(self):
@@ -116,11 +123,19 @@ class CardPeek(TextHooks, MultiAgentEnv):
             text += f" Opponent's card: {cards[int(state.cards[1 - agent])]}."
         return text
 
+    def json_view(self, state, agent, params=None):
+        out = {"card": "JQK"[int(state.cards[agent])]}
+        if self.leak_json:
+            out["opponent_card"] = "JQK"[int(state.cards[1 - agent])]
+        return out
+
 
 def test_the_check_catches_a_leaking_render():
     assert render_pairs_checked(CardPeek(leak=False)) > 10
     with pytest.raises(AssertionError, match="Opponent's card"):
         render_pairs_checked(CardPeek(leak=True))
+    with pytest.raises(AssertionError, match="opponent_card"):
+        render_pairs_checked(CardPeek(leak=False, leak_json=True))
 
 
 HIDDEN_INFO_ENVS = sorted(

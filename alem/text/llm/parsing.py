@@ -65,18 +65,40 @@ def _json_action(text: str) -> str | None:
     return None
 
 
-def parse_reply(text: str, env: MultiAgentEnv, agent: int, legal: Sequence[int]) -> ParseResult:
+_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
+
+
+def _json_reply(text: str) -> Any:
+    """The reply as one JSON value (a ```json fence around it allowed), or None."""
+    body = text.strip()
+    fenced = _FENCE.match(body)
+    try:
+        return json.loads(fenced.group(1) if fenced else body)
+    except (ValueError, RecursionError):
+        return None
+
+
+def parse_reply(
+    text: str, env: MultiAgentEnv, agent: int, legal: Sequence[int], *, json_only: bool = False
+) -> ParseResult:
     """Classify ``text`` as a move of ``agent`` given the ``legal`` action indices.
 
     A JSON ``action`` field decides alone when present (a server-validated answer
     should not be second-guessed by free-text heuristics); otherwise the env's
     parser is tried on the whole reply, then on ``answer: X``-style phrases
-    (last one first), then on the last non-empty line.
+    (last one first), then on the last non-empty line. With ``json_only`` (the JSON prompt
+    mode) the reply must be one JSON object ``{"action": <name or index>}``, read by
+    :meth:`~alem.text_hooks.TextHooks.action_from_json`; anything else is unparseable.
     """
     text = (text or "")[:MAX_PARSE_CHARS]
     legal_set = {int(j) for j in legal}
-    said = _json_action(text)
     named: int | None
+    if json_only:
+        named = env.action_from_json(_json_reply(text), agent)
+        if named is None:
+            return ParseResult("unparseable", None, None)
+        return ParseResult("ok", named, named) if named in legal_set else ParseResult("illegal", None, named)
+    said = _json_action(text)
     if said is not None:
         named = env.parse_action(said, agent)
     else:

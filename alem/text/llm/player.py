@@ -109,6 +109,8 @@ class LLMPlayer(Player):
         legal_moves, rules: the prompt mode (:class:`~alem.text.llm.prompts.PromptMode`):
             ``"list"`` names the legal actions each turn, ``"none"`` only the action vocabulary;
             ``"full"`` tells the rules, ``"short"`` only the game and the seat.
+        format: ``"text"`` shows each turn as the env's text view, ``"json"`` as its JSON view
+            (:meth:`~alem.text_hooks.TextHooks.to_json`), and then reads only JSON replies.
         obfuscate: play a relabeled copy of the env's text (:meth:`~alem.text_hooks.TextHooks.relabeled`,
             drawn from ``seed``): the game, seats, pieces and moves get made-up names, so memorised
             names and openings do not help; replies are parsed in the new names.
@@ -142,6 +144,7 @@ class LLMPlayer(Player):
         reprompts: int = 2,
         legal_moves: str = "list",
         rules: str = "full",
+        format: str = "text",
         obfuscate: bool = False,
         fallback: str = "random",
         history: int = 0,
@@ -179,7 +182,7 @@ class LLMPlayer(Player):
                     f"llm.{key}={given[key]!r} is read by llm={reader} only ({BACKEND_WHAT[reader]}); this "
                     f"run's llm.backend is {backend} ({BACKEND_WHAT[backend]}): add llm={reader} or drop llm.{key}"
                 )
-        self.mode = PromptMode(legal_moves=legal_moves, rules=rules)
+        self.mode = PromptMode(legal_moves=legal_moves, rules=rules, format=format)
         if not isinstance(obfuscate, bool):
             raise AlemError(f"llm.obfuscate must be true or false, got {obfuscate!r}")
         # drawn now, so an env that cannot be relabeled is refused before anything runs
@@ -313,6 +316,7 @@ class LLMPlayer(Player):
             "history": self.history,
             "legal_moves": self.mode.legal_moves,
             "rules": self.mode.rules,
+            "format": self.mode.format,
             "harness": harness_hash(self.mode),
             "obfuscate": self.text_env is not self.env,
         }
@@ -355,7 +359,7 @@ class LLMPlayer(Player):
         legal_names = [names[j] for j in legal]
         d = self._decisions[ep]
         self._decisions[ep] = d + 1
-        view = env.render_text(jax.tree.map(lambda x: x[b], state), agent, self._params_host)
+        view = self.mode.view(env, jax.tree.map(lambda x: x[b], state), agent, self._params_host)
         user = {"role": "user", "content": turn_prompt(view, legal_names, self.mode)}
         # what structured output may name: the legal moves, or (not listing them) any action
         choices = legal_names if self.mode.lists_legal_moves else names
@@ -379,7 +383,7 @@ class LLMPlayer(Player):
                         **e.detail,
                     )
                     break
-            parsed = parse_reply(reply.content, env, agent, legal)
+            parsed = parse_reply(reply.content, env, agent, legal, json_only=self.mode.format == "json")
             attempt.update(
                 reply=reply.content,
                 status=parsed.status,

@@ -14,6 +14,9 @@ A :class:`PromptMode` chooses how much the prompt gives away:
   without a list, then the fallback), as in Kaggle Game Arena's harness.
 - ``rules="full"`` tells the rules (:meth:`~alem.text_hooks.TextHooks.rules_text`);
   ``"short"`` only the game and the seat (:meth:`~alem.text_hooks.TextHooks.rules_summary`).
+- ``format="text"`` shows each turn's situation as the env's text view; ``"json"`` as its JSON
+  view (:meth:`~alem.text_hooks.TextHooks.to_json`), and then only a JSON object
+  ``{"action": ...}`` is a reply (free text is unparseable).
 
 :func:`harness_hash` names the harness that produced a result: the prompt templates and the
 reply parser (this module's and :mod:`alem.text.llm.parsing`'s source) and the mode.
@@ -33,6 +36,7 @@ from alem.errors import AlemError
 
 __all__ = [
     "ANSWER_FORMAT",
+    "FORMATS",
     "LEGAL_MOVES",
     "RULES",
     "PromptMode",
@@ -45,18 +49,21 @@ __all__ = [
 ANSWER_FORMAT = '{"action": "<name>"}'
 LEGAL_MOVES = ("list", "none")
 RULES = ("full", "short")
+FORMATS = ("text", "json")
 
 
 @dataclasses.dataclass(frozen=True)
 class PromptMode:
-    """How much a prompt tells: the legal moves each turn (``list``/``none``), the rules
-    (``full``/``short``). Unknown values are refused by name."""
+    """How much a prompt tells and how: the legal moves each turn (``list``/``none``), the rules
+    (``full``/``short``), the situation as text or JSON (``text``/``json``). Unknown values are
+    refused by name."""
 
     legal_moves: str = "list"
     rules: str = "full"
+    format: str = "text"
 
     def __post_init__(self) -> None:
-        for key, allowed in (("legal_moves", LEGAL_MOVES), ("rules", RULES)):
+        for key, allowed in (("legal_moves", LEGAL_MOVES), ("rules", RULES), ("format", FORMATS)):
             value = getattr(self, key)
             if value not in allowed:
                 raise AlemError(f"llm.{key} must be one of {list(allowed)}, got {value!r}")
@@ -64,6 +71,12 @@ class PromptMode:
     @property
     def lists_legal_moves(self) -> bool:
         return self.legal_moves == "list"
+
+    def view(self, env: MultiAgentEnv, state: Any, agent: int, params: Any) -> str:
+        """One (unbatched) ``state`` as ``agent``'s turn shows it: text, or its JSON view."""
+        if self.format == "json":
+            return json.dumps(env.to_json(state, agent, params))
+        return env.render_text(state, agent, params)
 
 
 def _choices(names: Sequence[str]) -> str:
@@ -73,6 +86,11 @@ def _choices(names: Sequence[str]) -> str:
 def system_prompt(env: MultiAgentEnv, params: Any, agent: int, mode: PromptMode = PromptMode()) -> str:
     """Rules of the game for seat ``agent`` (or its one-sentence summary) and the answer format."""
     rules = env.rules_text(params, agent) if mode.rules == "full" else env.rules_summary(params, agent)
+    if mode.format == "json":
+        rules += (
+            "\n\nEach turn the situation is given as one JSON object (your view only); reply with one "
+            "JSON object, nothing else: free text is not read."
+        )
     if mode.lists_legal_moves:
         answer = (
             "How to answer: each turn you are shown the current situation and the legal actions. "

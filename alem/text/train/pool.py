@@ -91,7 +91,7 @@ class _Prompter:
         self.system = [system_prompt(env, params_host, i, mode) for i in range(env.num_agents)]
 
     def user(self, state_row: Any, seat: int, legal_names: list[str]) -> dict[str, str]:
-        view = self.env.render_text(state_row, seat, self.params)
+        view = self.mode.view(self.env, state_row, seat, self.params)
         return {"role": "user", "content": turn_prompt(view, legal_names, self.mode)}
 
     def messages(self, seat: int, past: list[dict[str, str]], user: dict[str, str]) -> list[dict[str, str]]:
@@ -306,7 +306,9 @@ class TextEnvPool:
     def _read(self, turn: TextTurn, reply: str | None) -> Decision:
         """Parse one reply; an invalid one plays the ``invalid`` rule's move."""
         text = "" if reply is None else str(reply)
-        parsed = parse_reply(text, self.env, turn.seat, turn.legal_actions)
+        parsed = parse_reply(
+            text, self.env, turn.seat, turn.legal_actions, json_only=self._prompter.mode.format == "json"
+        )
         names = self._names[turn.seat]
         if parsed.status == "ok":
             return Decision(turn, text, "ok", False, int(parsed.action), names[parsed.action])

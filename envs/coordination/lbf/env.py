@@ -6,7 +6,7 @@ output come from :mod:`~alem.envs.coordination.lbf.viewer`.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -443,6 +443,10 @@ class LevelBasedForaging(TextHooks, MultiAgentEnv[LBFState, LBFParams]):
 
     def rules_text(self, params: LBFParams | None = None, agent: int = 0) -> str:
         return viewer.rules_text(self, self.default_params if params is None else params, agent)
+
+    def json_view(self, state: LBFState, agent: int, params: LBFParams | None = None) -> dict[str, Any]:
+        """See :func:`~alem.envs.coordination.lbf.viewer.json_view` (the schema)."""
+        return viewer.json_view(self, state, agent, self.default_params if params is None else params)
 
     def render_text(self, state: LBFState, agent: int | None = None, params: LBFParams | None = None) -> str:
         return viewer.render_text(self, state, agent, self.default_params if params is None else params)

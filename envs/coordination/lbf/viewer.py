@@ -7,7 +7,7 @@ food); a view limited to an agent's sight follows lbforaging's visibility rules.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -79,6 +79,26 @@ def host_view(env: LevelBasedForaging, state: LBFState, agent: int | None):
     rel = pos - np.maximum(me - s, 0)  # lbforaging's agent-visibility rule (see the card)
     seen_agents = (rel >= 0).all(-1) & (rel <= 2 * s).all(-1)
     return pos, lvl, fpos, flvl, seen_food, seen_agents, in_sight
+
+
+def json_view(env: LevelBasedForaging, state: LBFState, agent: int, params: LBFParams) -> dict[str, Any]:
+    """What ``agent`` sees as JSON: ``step``, ``max_steps``, ``you`` (row, column, level), ``food``
+    and ``agents`` in sight (row, column, level; levels of others only where the env shows them).
+    Rows grow south, columns east."""
+    pos, lvl, fpos, flvl, seen_food, seen_agents, _ = host_view(env, state, agent)
+    cell = lambda p: {"row": int(p[0]), "column": int(p[1])}
+    level = lambda i: {"level": int(lvl[i])} if env.observe_agent_levels else {}
+    return {
+        "step": int(state.step),
+        "max_steps": int(params.max_steps),
+        "you": {**cell(pos[agent]), **level(agent)},
+        "food": [{**cell(fpos[f]), "level": int(flvl[f])} for f in np.flatnonzero(seen_food)],
+        "agents": [
+            {"agent": agent_label(i), **cell(pos[i]), **level(i)}
+            for i in np.flatnonzero(seen_agents)
+            if i != agent
+        ],
+    }
 
 
 def render_text(env: LevelBasedForaging, state: LBFState, agent: int | None, params: LBFParams) -> str:

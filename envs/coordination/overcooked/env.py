@@ -6,7 +6,7 @@ Layouts come from :mod:`~alem.envs.coordination.overcooked.layouts`, text and RG
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -411,6 +411,12 @@ class Overcooked(TextHooks, MultiAgentEnv[OvercookedState, OvercookedParams]):
 
     def rules_text(self, params: OvercookedParams | None = None, agent: int = 0) -> str:
         return viewer.rules_text(self, self.default_params if params is None else params, agent)
+
+    def json_view(
+        self, state: OvercookedState, agent: int, params: OvercookedParams | None = None
+    ) -> dict[str, Any]:
+        """See :func:`~alem.envs.coordination.overcooked.viewer.json_view` (the schema)."""
+        return viewer.json_view(self, state, agent, self.default_params if params is None else params)
 
     def render_text(
         self, state: OvercookedState, agent: int | None = None, params: OvercookedParams | None = None

@@ -7,7 +7,7 @@ overcooked-ai's tile letters.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -100,10 +100,7 @@ def render_text(env: Overcooked, state: OvercookedState, agent: int | None, para
     """The kitchen grid, each cook's cell, orientation and held item, and every pot."""
     s = _host(state)
     cook_time = np.asarray(params.cook_time)
-    grid = [[TILE_CHARS[t] if t else "." for t in row] for row in env._terrain]
-    for (y, x), kind in np.ndenumerate(s["obj"]):
-        if kind and env._terrain[y, x] == COUNTER:
-            grid[y][x] = _OBJ_CHAR[int(kind)]
+    grid = _grid(env, s)
     for i in range(env.num_agents):
         x, y = s["pos"][i]
         grid[y][x] = _LABELS[i]
@@ -131,21 +128,61 @@ def render_text(env: Overcooked, state: OvercookedState, agent: int | None, para
             f"({_ARROWS[d]}, towards {tile} at column {fx}, row {fy}), holding {held}."
         )
     for y, x in zip(*np.nonzero(env._terrain == POT), strict=True):
-        if s["obj"][y, x] != SOUP:
-            status = "empty"
-        else:
-            o, t = map(int, s["soup"][y, x])
-            tick, need = int(s["tick"][y, x]), int(cook_time[o, t])
-            if tick < 0:
-                status = f"{_soup_name(o, t)}, not cooking yet (interact with empty hands to start)"
-            elif tick < need:
-                status = (
-                    f"{_soup_name(o, t)}, cooking, {need - tick} more step{'s' if need - tick != 1 else ''}"
-                )
-            else:
-                status = f"{_soup_name(o, t)}, cooked: scoop it with a dish"
-        lines.append(f"Pot at column {x}, row {y}: {status}.")
+        lines.append(f"Pot at column {x}, row {y}: {_pot_status(s, y, x, cook_time)}.")
     return "\n".join(lines)
+
+
+def _grid(env: Overcooked, s: dict[str, np.ndarray]) -> list[list[str]]:
+    """Tile characters, with what lies on counters (cooks not drawn)."""
+    grid = [[TILE_CHARS[t] if t else "." for t in row] for row in env._terrain]
+    for (y, x), kind in np.ndenumerate(s["obj"]):
+        if kind and env._terrain[y, x] == COUNTER:
+            grid[y][x] = _OBJ_CHAR[int(kind)]
+    return grid
+
+
+def _pot_status(s: dict[str, np.ndarray], y: int, x: int, cook_time: np.ndarray) -> str:
+    if s["obj"][y, x] != SOUP:
+        return "empty"
+    o, t = map(int, s["soup"][y, x])
+    tick, need = int(s["tick"][y, x]), int(cook_time[o, t])
+    if tick < 0:
+        return f"{_soup_name(o, t)}, not cooking yet (interact with empty hands to start)"
+    if tick < need:
+        return f"{_soup_name(o, t)}, cooking, {need - tick} more step{'s' if need - tick != 1 else ''}"
+    return f"{_soup_name(o, t)}, cooked: scoop it with a dish"
+
+
+def json_view(
+    env: Overcooked, state: OvercookedState, agent: int, params: OvercookedParams
+) -> dict[str, Any]:
+    """The kitchen as JSON (it is fully observed): ``step``, ``max_steps``, ``served``, ``grid``
+    (rows top to bottom; the characters of :func:`render_text`'s legend, cooks excluded),
+    ``cooks`` (``cook``, ``you``, ``column``, ``row``, ``facing``, ``holding``) and ``pots``
+    (``column``, ``row``, ``status``). Columns grow east, rows south."""
+    s = _host(state)
+    cook_time = np.asarray(params.cook_time)
+    grid = _grid(env, s)
+    cooks = []
+    for i in range(env.num_agents):
+        x, y = map(int, s["pos"][i])
+        held = describe_object(int(s["held"][i]), *map(int, s["held_soup"][i]))
+        facing = DIRECTION_NAMES[int(s["dir"][i])]
+        cooks.append(
+            {"cook": _LABELS[i], "you": i == agent, "column": x, "row": y, "facing": facing, "holding": held}
+        )
+    pots = [
+        {"column": int(x), "row": int(y), "status": _pot_status(s, y, x, cook_time)}
+        for y, x in zip(*np.nonzero(env._terrain == POT), strict=True)
+    ]
+    return {
+        "step": int(state.time),
+        "max_steps": int(params.max_steps),
+        "served": int(state.delivered),
+        "grid": ["".join(row) for row in grid],
+        "cooks": cooks,
+        "pots": pots,
+    }
 
 
 _TILE_NAMES = {

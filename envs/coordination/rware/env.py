@@ -448,6 +448,10 @@ class Warehouse(RwareObserver, TextHooks, MultiAgentEnv[RwareState, RwareParams]
     def rules_text(self, params: RwareParams | None = None, agent: int = 0) -> str:
         return viewer.rules_text(self, self.default_params if params is None else params, agent)
 
+    def json_view(self, state: RwareState, agent: int, params: RwareParams | None = None) -> dict[str, Any]:
+        """See :func:`~alem.envs.coordination.rware.viewer.json_view` (the schema)."""
+        return viewer.json_view(self, state, agent, self.default_params if params is None else params)
+
     def render_text(
         self, state: RwareState, agent: int | None = None, params: RwareParams | None = None
     ) -> str:

@@ -7,7 +7,7 @@ their heading; a robot carrying a shelf is written in lower case.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -71,6 +71,35 @@ def _host(env: Warehouse, state: RwareState):
     shelves = np.asarray(state.shelf_pos)
     queue = np.asarray(state.request_queue)
     return pos, direction, carrying, shelves, queue
+
+
+def json_view(env: Warehouse, state: RwareState, agent: int, params: RwareParams) -> dict[str, Any]:
+    """The warehouse as JSON (its map is fixed knowledge): ``step``, ``max_steps`` (null: no
+    limit), ``goals``, ``shelves`` (``row``, ``column``, ``requested``) and ``robots`` (``robot``,
+    ``you``, ``row``, ``column``, ``facing``, ``carrying``: the shelf's index or null). Rows grow
+    down, columns right."""
+    pos, direction, carrying, shelves, queue = _host(env, state)
+    requested = set(int(q) for q in queue)
+    facing = ("up", "down", "left", "right")
+    return {
+        "step": int(state.step),
+        "max_steps": int(params.max_steps) if int(params.max_steps) < NO_LIMIT else None,
+        "goals": [{"row": int(r), "column": int(c)} for r, c in env.layout.goals],
+        "shelves": [
+            {"row": int(r), "column": int(c), "requested": k in requested} for k, (r, c) in enumerate(shelves)
+        ],
+        "robots": [
+            {
+                "robot": agent_label(i),
+                "you": i == agent,
+                "row": int(r),
+                "column": int(c),
+                "facing": facing[int(direction[i])],
+                "carrying": int(carrying[i]) if carrying[i] >= 0 else None,
+            }
+            for i, (r, c) in enumerate(pos)
+        ],
+    }
 
 
 def render_text(env: Warehouse, state: RwareState, agent: int | None, params: RwareParams) -> str:

@@ -8,6 +8,8 @@ push-apart, cooldown jitter) from :mod:`~alem.envs.coordination.smax.motion`, RG
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -503,6 +505,10 @@ class SMAX(TextHooks, MultiAgentEnv[SmaxState, SmaxParams]):
     ) -> str:
         """The battle as ``agent`` observes it (decoded from its observation); ``None``: every unit."""
         return text.render_text(self, state, agent)
+
+    def json_view(self, state: SmaxState, agent: int, params: SmaxParams | None = None) -> dict[str, Any]:
+        """See :func:`~alem.envs.coordination.smax.text.json_view` (the schema)."""
+        return text.json_view(self, state, agent)
 
     def _team_index(self, unit: int) -> int:
         return unit - self.num_allies if unit >= self.num_allies else unit

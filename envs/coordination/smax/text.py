@@ -8,7 +8,7 @@ whole-battle view (``agent=None``) lists every unit with its absolute position.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import jax
 import numpy as np
@@ -100,32 +100,71 @@ def render_text(env: SMAX, state: SmaxState, agent: int | None = None) -> str:
                 f"{_weapon(float(state.cooldown[u]) / float(UNIT_STATS.cooldown[int(state.unit_type[u])]))}"
             )
         return "\n".join(lines)
+    me = _agent_view(env, state, agent)
+    if not me["alive"]:
+        return f"You command {me['unit']}. Your unit is dead; you can only stop."
+    lines = [
+        f"You command {me['unit']} ({me['type']}): health {me['health']:.0%}, at ({me['x']:.1f}, {me['y']:.1f}), "
+        f"{me['weapon']}.",
+    ]
+    seen = []
+    for o in me["in_sight"]:
+        dx, dy = o["dx"], o["dy"]
+        where = (
+            f"{abs(dx):.1f} {'east' if dx >= 0 else 'west'}, {abs(dy):.1f} {'north' if dy >= 0 else 'south'}"
+        )
+        parts = [f"health {o['health']:.0%}", where, o["weapon"]] + ([o["orders"]] if o["orders"] else [])
+        seen.append(f"- {o['unit']} ({o['type']}): {', '.join(parts)}")
+    lines.append("Units in sight (offsets from you):" if seen else "No other unit in sight.")
+    return "\n".join(lines + seen)
+
+
+def _agent_view(env: SMAX, state: SmaxState, agent: int) -> dict[str, Any]:
+    """What ``agent``'s unit observes, read from its observation (so nothing it cannot see)."""
     unit = int(env.learners[agent])
     obs = np.asarray(env.unit_observations(state, np.array([unit])))[0]
     own = obs[-(len(OWN_FEATURES) + NUM_UNIT_TYPES) :]
     name = unit_name(env, unit)
     if not own.any():
-        return f"You command {name}. Your unit is dead; you can only stop."
+        return {"unit": name, "alive": False, "in_sight": []}
     kind = _type_of(own[len(OWN_FEATURES) :])
-    x, y = own[1] * env.map_width, own[2] * env.map_height
-    lines = [
-        f"You command {name} ({kind}): health {own[0]:.0%}, at ({x:.1f}, {y:.1f}), {_weapon(float(own[3]))}.",
-    ]
     sight = float(UNIT_STATS.sight[UNIT_NAMES.index(kind)])
     seen = []
     for k, other in enumerate(env.view_order[unit]):
         f = obs[k * _OTHER : (k + 1) * _OTHER]
         if not f.any():
             continue  # dead or out of sight: the observation is all zero
-        dx, dy = f[1] * sight, f[2] * sight
-        where = (
-            f"{abs(dx):.1f} {'east' if dx >= 0 else 'west'}, {abs(dy):.1f} {'north' if dy >= 0 else 'south'}"
-        )
-        parts = [f"health {f[0]:.0%}", where, _weapon(float(f[6]))]
-        if env._sees_actions[unit, k]:
-            parts.append(_orders(env, int(other), f[3:5], float(f[5])))
         seen.append(
-            f"- {unit_name(env, int(other))} ({_type_of(f[len(OTHER_FEATURES) :])}): {', '.join(parts)}"
+            {
+                "unit": unit_name(env, int(other)),
+                "type": _type_of(f[len(OTHER_FEATURES) :]),
+                "health": float(f[0]),
+                "dx": float(f[1] * sight),
+                "dy": float(f[2] * sight),
+                "weapon": _weapon(float(f[6])),
+                "orders": _orders(env, int(other), f[3:5], float(f[5]))
+                if env._sees_actions[unit, k]
+                else None,
+            }
         )
-    lines.append("Units in sight (offsets from you):" if seen else "No other unit in sight.")
-    return "\n".join(lines + seen)
+    return {
+        "unit": name,
+        "alive": True,
+        "type": kind,
+        "health": float(own[0]),
+        "x": float(own[1] * env.map_width),
+        "y": float(own[2] * env.map_height),
+        "weapon": _weapon(float(own[3])),
+        "in_sight": seen,
+    }
+
+
+def json_view(env: SMAX, state: SmaxState, agent: int) -> dict[str, Any]:
+    """What ``agent``'s unit observes, as JSON: ``step`` and ``you`` (``unit``, ``alive``, ``type``,
+    ``health`` as a fraction, ``x``, ``y``, ``weapon``, ``in_sight``: per unit ``unit``, ``type``,
+    ``health``, ``dx``/``dy`` (east/north of you), ``weapon``, ``orders`` or null). Numbers are
+    rounded to 0.01."""
+    rounded = lambda v: round(v, 2) if isinstance(v, float) else v
+    me = _agent_view(env, jax.device_get(state), agent)
+    me["in_sight"] = [{k: rounded(v) for k, v in o.items()} for o in me["in_sight"]]
+    return {"step": int(jax.device_get(state).step), "you": {k: rounded(v) for k, v in me.items()}}

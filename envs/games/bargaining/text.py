@@ -4,6 +4,7 @@ values only)."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import numpy as np
 
@@ -127,6 +128,25 @@ class BargainingText(TextHooks):
             f"or '{agree}'. Anything you write besides your move is ignored."
         )
         return "\n".join(lines)
+
+    def json_view(
+        self, state: BargainingState, agent: int, params: BargainingParams | None = None
+    ) -> dict[str, Any]:
+        """``pool`` and ``your_values`` (per item), ``offers`` (``[seat, {item: count the proposer
+        gets}]`` oldest first), ``to_act`` (null once over), ``agreed``, ``max_offers``."""
+        items, seat = self.labels("item"), self.labels("seat")
+        offers, n = np.asarray(state.offers), int(state.num_offers)
+        over = bool(state.agreed) or bool(state.ended) or n >= self.max_turns
+        return {
+            "pool": {items[i]: int(c) for i, c in enumerate(np.asarray(state.pool))},
+            "your_values": {items[i]: int(v) for i, v in enumerate(np.asarray(state.values)[agent])},
+            "offers": [
+                [seat[k % NUM_PLAYERS], {items[i]: int(c) for i, c in enumerate(offers[k])}] for k in range(n)
+            ],
+            "to_act": None if over else seat[int(state.player)],
+            "agreed": bool(state.agreed),
+            "max_offers": self.max_turns,
+        }
 
     def render_text(
         self, state: BargainingState, agent: int | None = None, params: BargainingParams | None = None

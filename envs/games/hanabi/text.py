@@ -4,6 +4,7 @@ view (its own hand only as the hints told it)."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import numpy as np
 
@@ -171,6 +172,36 @@ class HanabiText(TextHooks):
         if rh < 0 and not rp.all():
             bits.append("not rank " + "/".join(str(r + 1) for r in np.flatnonzero(~rp)))
         return ", ".join(bits) if bits else "unknown"
+
+    def json_view(self, state: HanabiState, agent: int, params: HanabiParams | None = None) -> dict[str, Any]:
+        """``score``, ``fireworks`` (cards played per colour), ``info_tokens``, ``lives``,
+        ``deck_left``, ``discarded`` (card: count), ``your_hand`` (per card what the hints told
+        you), ``hands`` (other players: per card ``{"card", "they_know"}``), ``last_move``,
+        ``to_act`` (null once over). Your own cards are never shown."""
+        hands, fireworks = np.asarray(state.hands), np.asarray(state.fireworks)
+        held = lambda q: [s for s in range(self.hand_size) if hands[q, s] >= 0]
+        others = [(agent + k) % self.num_players for k in range(1, self.num_players)]
+        over = bool(self.terminal(state))
+        return {
+            "score": int(fireworks.sum()) if int(state.life_tokens) > 0 else 0,
+            "fireworks": {COLOUR_NAMES[c]: int(fireworks[c]) for c in range(self.colours)},
+            "info_tokens": int(state.info_tokens),
+            "lives": int(state.life_tokens),
+            "deck_left": self.deck_size - int(state.drawn),
+            "discarded": {self.card_name(t): int(n) for t, n in enumerate(np.asarray(state.discards)) if n},
+            "your_hand": [self._knowledge_text(state, agent, s) for s in held(agent)],
+            "hands": {
+                str(q): [
+                    {"card": self.card_name(hands[q, s]), "they_know": self._knowledge_text(state, q, s)}
+                    for s in held(q)
+                ]
+                for q in others
+            },
+            "last_move": self._last_move_text(state, lambda q: "you" if q == agent else f"player {q}")
+            if int(state.last_player) >= 0
+            else None,
+            "to_act": None if over else int(state.player),
+        }
 
     def render_text(
         self, state: HanabiState, agent: int | None = None, params: HanabiParams | None = None
