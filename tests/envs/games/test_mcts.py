@@ -103,9 +103,9 @@ def test_margin_scores_the_root_seat_against_the_mean_of_the_others():
 
 @pytest.mark.exhaustive
 def test_never_loses_to_random_at_tic_tac_toe_from_both_seats():
-    """300 games per seat at 100 simulations (about 45 s per seat on 2 cores)."""
+    """150 games per seat at 100 simulations (about 20 s per seat on 2 cores)."""
     best, rnd = make_player("mcts", TTT), make_player("random", TTT)
-    run = jax.jit(lambda k, a, b: play_games(TTT, [a, b], k, 300), static_argnums=(1, 2))
+    run = jax.jit(lambda k, a, b: play_games(TTT, [a, b], k, 150), static_argnums=(1, 2))
     as_x = np.asarray(run(jax.random.key(0), best, rnd))
     as_o = np.asarray(run(jax.random.key(1), rnd, best))
     assert (as_x[:, 0] < 0).sum() == 0 and (as_o[:, 1] < 0).sum() == 0
@@ -125,14 +125,14 @@ def test_beats_greedy_at_connect_four_from_both_seats():
 
 @pytest.mark.exhaustive
 def test_outscores_random_at_bargaining_from_both_seats():
-    """50 deals per seat at 100 simulations (the margin objective; about 25 s per seat on 2 cores):
+    """30 deals per seat at 100 simulations (the margin objective; about 15 s per seat on 2 cores):
     the search scores more than random does against it, and more than random scores against
     random on the same deals (measured over 100 deals: 6.6 and 7.3 points, random 2.7 and 2.5;
     random against random 2.0 and 1.8)."""
     best, rnd = make_player("mcts", BARGAINING), make_player("random", BARGAINING)
     moves = BARGAINING.max_turns + 1  # every offer, then "agree"
     run = jax.jit(
-        lambda k, a, b: play_games(BARGAINING, [a, b], k, 50, max_moves=moves), static_argnums=(1, 2)
+        lambda k, a, b: play_games(BARGAINING, [a, b], k, 30, max_moves=moves), static_argnums=(1, 2)
     )
     for seat, key in ((0, jax.random.key(0)), (1, jax.random.key(1))):
         pair = [best, rnd] if seat == 0 else [rnd, best]
