@@ -1,7 +1,8 @@
 """What alem's command-line programs share (``python -m alem.train``, ``python -m alem.evaluate``).
 
 - :func:`hydra_app`: the entry point wrapper: ``env=<registered id>`` shorthand, quiet
-  library loggers, and an :class:`~alem.errors.AlemError` printed as one line (exit 1).
+  library loggers, and an :class:`~alem.errors.AlemError` printed as one line: exit status 2
+  when the command was refused before it wrote anything, 1 when a run failed after it began.
 - :func:`make_env`: an env from an ``env`` config group (``id`` + ``kwargs``).
 - :func:`plain`, :func:`override_key`, :func:`hydra_run_dir`, :func:`hydra_overrides`:
   what a resume needs to compare the command line with the saved run.
@@ -60,8 +61,9 @@ def hydra_app(prog: str, config_name: str, body: Callable[[Any], None]) -> Calla
     """A console entry point that runs ``body(cfg)`` as the Hydra app ``config_name``.
 
     The shorthand ``env=<registered id>`` works, and an :class:`AlemError` (bad value, occupied
-    run dir, dead endpoint, ...) ends the program with ``<prog>: error: <message>`` and exit 1
-    instead of a traceback. Ctrl-C ends it with one line saying what was kept and how to
+    run dir, dead endpoint, ...) ends the program with ``<prog>: error: <message>`` instead of a
+    traceback, with exit status 2 when nothing was written yet (the command was refused, as
+    argparse refuses bad arguments) and 1 when a run that had begun writing failed. Ctrl-C ends it with one line saying what was kept and how to
     continue (the shell sees status 130).
     """
     import hydra
@@ -69,11 +71,13 @@ def hydra_app(prog: str, config_name: str, body: Callable[[Any], None]) -> Calla
     def _app(cfg: Any) -> None:
         for name in _QUIET_LOGGERS:
             logging.getLogger(name).setLevel(logging.WARNING)
+        from alem.rundir import wrote_anything
+
         try:
             body(cfg)
         except AlemError as e:
             print(f"{prog}: error: {e}", file=sys.stderr, flush=True)
-            sys.exit(1)
+            sys.exit(1 if wrote_anything() else 2)
         except (KeyboardInterrupt, ImportError) as e:
             # A Ctrl-C inside a C extension's module initialisation (orbax's tensorstore) comes
             # out as "ImportError: initialization failed", caused by the KeyboardInterrupt.
@@ -91,11 +95,14 @@ def hydra_app(prog: str, config_name: str, body: Callable[[Any], None]) -> Calla
     _app = hydra.main(version_base=None, config_path="pkg://alem.configs", config_name=config_name)(_app)
 
     def main() -> None:
+        from alem.rundir import forget_writes
+
+        forget_writes()
         sys.argv = env_shorthand(sys.argv)
         problem = override_problem(config_name, sys.argv[1:])
         if problem is not None:
             print(f"{prog}: error: {problem}", file=sys.stderr, flush=True)
-            sys.exit(1)
+            sys.exit(2)
         _app()
 
     main.__doc__ = f"Entry point of ``python -m {prog}`` (Hydra app ``configs/{config_name}.yaml``)."

@@ -51,7 +51,7 @@ def require(extra: str, feature: str, *, cli: bool | None = None) -> None:
     Raises :class:`~alem.errors.DependencyNotInstalled` naming the install command. In a
     ``python -m`` entry point (``cli=True``; by default: while Python is still importing the
     packages of a ``-m`` module, when ``sys.argv[0]`` is ``"-m"``) it prints that one line on
-    stderr and exits with status 1 instead of a traceback.
+    stderr and exits with status 2 (refused before anything ran) instead of a traceback.
     """
     gone = missing(extra)
     if not gone:
@@ -61,5 +61,5 @@ def require(extra: str, feature: str, *, cli: bool | None = None) -> None:
     message = f'{feature} needs the "{extra}" extra (missing: {", ".join(gone)}): pip install "alem[{extra}]"'
     if cli:
         print(f"error: {message}", file=sys.stderr)
-        raise SystemExit(1)
+        raise SystemExit(2)
     raise DependencyNotInstalled(message)

@@ -41,12 +41,28 @@ __all__ = [
     "repair_tail",
     "rewrite_jsonl",
     "write_atomic",
+    "wrote_anything",
+    "forget_writes",
 ]
 
 #: Entries Hydra writes into its own run dir before the app starts; they do not make a run.
 HYDRA_ENTRIES = (".hydra",)
 #: The file :func:`claim` creates exclusively: whoever creates it owns the directory.
 CLAIM_MARKER = ".alem-run"
+
+#: Whether this process has written into a run directory (claimed one, or written a run file):
+#: a command that stops before that was refused (exit status 2), after it failed (exit 1).
+_WROTE = [False]
+
+
+def wrote_anything() -> bool:
+    """Whether this process claimed a run directory or wrote a run file since :func:`forget_writes`."""
+    return _WROTE[0]
+
+
+def forget_writes() -> None:
+    """Start counting anew (a command's entry point, before it runs)."""
+    _WROTE[0] = False
 
 
 def foreign_entries(run_dir: str | Path) -> list[str]:
@@ -98,6 +114,7 @@ def claim(run_dir: str | Path, *, cli: str) -> Path:
         fd = os.open(path / CLAIM_MARKER, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
         with os.fdopen(fd, "w") as f:
             f.write(json.dumps({"cli": cli, "pid": os.getpid(), "created": created}) + "\n")
+        _WROTE[0] = True
     except FileExistsError:
         raise RunDirError(
             f"output_dir={path} was claimed by another run started at the same moment; "
@@ -180,6 +197,7 @@ def _interpolation(node: Any, key: str = "") -> tuple[str, str] | None:
 def write_atomic(path: str | Path, text: str) -> None:
     """Replace ``path`` with ``text`` through a temporary file and a rename (never half-written)."""
     path = Path(path)
+    _WROTE[0] = True
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     with tmp.open("w", encoding="utf-8") as f:
         f.write(text)
@@ -198,6 +216,7 @@ class JsonlWriter:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
+        _WROTE[0] = True
         self.path.parent.mkdir(parents=True, exist_ok=True)
         repair_tail(self.path)
         self._f = self.path.open("a", encoding="utf-8")

@@ -237,12 +237,12 @@ def test_cli_against_an_openai_compatible_server(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "argv", bad)
     with pytest.raises(SystemExit) as e:
         main()
-    assert e.value.code == 1  # the message itself: test_health_check_fails_before_any_episode
+    assert e.value.code == 2  # refused before writing; the message itself: test_health_check_fails_before_any_episode
 
 
 @pytest.mark.integration
 def test_module_entry_point_runs(tmp_path, fault_report):
-    """``python -m alem.evaluate`` as a subprocess: results, and a clear one-line error with status 1."""
+    """``python -m alem.evaluate`` as a subprocess: results, and a clear one-line error with status 2."""
     base = [sys.executable, "-m", "alem.evaluate", "episodes=2"]
     p = subprocess.run(
         [*base, "players=[random]", f"output_dir={tmp_path}"], capture_output=True, text=True, timeout=300
@@ -254,21 +254,21 @@ def test_module_entry_point_runs(tmp_path, fault_report):
     )
     bad = ["llm=openai", "llm.base_url=http://127.0.0.1:9/v1", "llm.model=m", f"output_dir={tmp_path}/bad"]
     p = subprocess.run([*base, *bad], capture_output=True, text=True, timeout=300)
-    assert p.returncode == 1 and "alem.evaluate: error: cannot reach http://127.0.0.1:9/v1" in p.stderr
+    assert p.returncode == 2 and "alem.evaluate: error: cannot reach http://127.0.0.1:9/v1" in p.stderr
     # llm.cache pointing at a file that is not a cache: refused, the file untouched (it used to
     # lose its unterminated last line and get cache JSON appended), nothing written
     notes = tmp_path / "notes.txt"
     notes.write_bytes(b"my notes\nlast line, no newline")
     cache = [*bad[:-1], f"llm.cache={notes}", f"output_dir={tmp_path}/cache"]
     p = subprocess.run([*base, *cache], capture_output=True, text=True, timeout=300)
-    assert p.returncode == 1 and "is not a request cache" in p.stderr and "Traceback" not in p.stderr
+    assert p.returncode == 2 and "is not a request cache" in p.stderr and "Traceback" not in p.stderr
     assert notes.read_bytes() == b"my notes\nlast line, no newline"
     assert not (tmp_path / "cache").exists()  # a refused run creates no directory
     # a run file line that is valid JSON but not an object: one line naming it on resume
     with (tmp_path / "episodes.jsonl").open("a") as f:
         f.write("[1, 2]\n")
     p = subprocess.run([*base, f"resume={tmp_path}"], capture_output=True, text=True, timeout=300)
-    assert p.returncode == 1 and "is not a JSON record" in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert p.returncode == 2 and "is not a JSON record" in p.stderr and "Traceback" not in p.stderr, p.stderr
     # credentials in llm.base_url never reach an error line (nor any file: nothing is written)
     secret_url = "llm.base_url='ftp://alice:pw123@127.0.0.1:9/v1?api_key=KEY456'"
     unset_key = [
@@ -282,7 +282,7 @@ def test_module_entry_point_runs(tmp_path, fault_report):
             text=True,
             timeout=300,
         )
-        assert p.returncode == 1 and "alem.evaluate: error:" in p.stderr, p.stderr[-1000:]
+        assert p.returncode == 2 and "alem.evaluate: error:" in p.stderr, p.stderr[-1000:]
         assert "pw123" not in p.stdout + p.stderr and "KEY456" not in p.stdout + p.stderr
         assert not (tmp_path / "u").exists() and not (tmp_path / "outputs").exists()
     # seeds that jax.random.key would fold onto other seeds, and a non-integer: one line, nothing written
@@ -293,7 +293,7 @@ def test_module_entry_point_runs(tmp_path, fault_report):
             text=True,
             timeout=300,
         )
-        assert p.returncode == 1 and "seed must be an integer in [0, 2**32 - 1]" in p.stderr, p.stderr[-500:]
+        assert p.returncode == 2 and "seed must be an integer in [0, 2**32 - 1]" in p.stderr, p.stderr[-500:]
         assert not (tmp_path / "s").exists()
     # players= as one string is one spec for every seat, not its characters
     p = subprocess.run(

@@ -482,7 +482,7 @@ def test_unwritable_output_dir_and_impossible_sizes_are_one_line_errors_before_a
     blocker = tmp_path / "a_file"
     blocker.write_text("mine")
     rc, out = _run_cli("alem.train", [*TRAIN, f"output_dir={blocker / 'run'}"], tmp_path)
-    assert rc == 1 and "Traceback" not in out, out
+    assert rc == 2 and "Traceback" not in out, out
     assert (
         out.strip().splitlines()[-1].startswith(f"alem.train: error: output_dir={blocker / 'run'} cannot be")
     ), out
@@ -490,7 +490,7 @@ def test_unwritable_output_dir_and_impossible_sizes_are_one_line_errors_before_a
     run_dir = tmp_path / "huge"
     rc, out = _run_cli("alem.train", [*TRAIN, "algo.num_envs=2000000000", "algo.total_steps=16000000000",
                                        f"output_dir={run_dir}"], tmp_path)  # fmt: skip
-    assert rc == 1 and "Traceback" not in out and "GiB" in out.strip().splitlines()[-1], out
+    assert rc == 2 and "Traceback" not in out and "GiB" in out.strip().splitlines()[-1], out
     assert not run_dir.exists() or not any(run_dir.iterdir())  # nothing written
     fault_report(faults=2)
 
@@ -509,7 +509,7 @@ def test_a_results_json_without_num_seeds_is_one_line(train_reference, tmp_path,
          f"output_dir={tmp_path / 'eval'}"],
         tmp_path,
     )  # fmt: skip
-    assert rc == 1 and "Traceback" not in out, out
+    assert rc == 2 and "Traceback" not in out, out
     assert "num_seeds is None, not a positive integer" in out.strip().splitlines()[-1], out
     fault_report(faults=1)
 

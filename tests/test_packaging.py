@@ -252,7 +252,7 @@ def test_core_wheel_is_lean_and_runs_every_env(wheel, tmp_path):
     assert needs_extra == sorted(k for k in alem.registry() if k.startswith("gymnax/"))
     assert int(ok) == len(alem.registry()) - len(needs_extra)
     train = subprocess.run([py, "-m", "alem.train"], cwd=tmp_path, capture_output=True, text=True, env=clean)
-    assert train.returncode == 1 and train.stdout == ""
+    assert train.returncode == 2 and train.stdout == ""
     assert train.stderr.strip().splitlines() == [
         'error: python -m alem.train needs the "train" extra (missing: flax, optax, distrax, hydra, '
         'omegaconf, orbax.checkpoint): pip install "alem[train]"'

@@ -107,4 +107,4 @@ def test_bad_settings_end_in_one_line(arg, match):
         env=ENV,
         timeout=120,
     )
-    assert r.returncode == 1 and re.search(match, r.stderr) and "Traceback" not in r.stderr, r.stderr
+    assert r.returncode == 2 and re.search(match, r.stderr) and "Traceback" not in r.stderr, r.stderr

@@ -381,7 +381,7 @@ def test_a_cli_run_owns_one_directory_and_a_refused_one_changes_nothing(ppo_run,
         "results.json",
     ]
     refused = _cli([*tiny, f"output_dir={run_dir}"], cwd=tmp_path)
-    assert refused.returncode == 1 and "already holds a run" in refused.stderr
+    assert refused.returncode == 2 and "already holds a run" in refused.stderr
     assert _snapshot(run_dir) == before
     fault_report(faults=1)
 
@@ -407,7 +407,7 @@ def test_a_saved_config_with_an_env_interpolation_is_refused_not_resolved(ppo_ru
         timeout=180,
         env=env,
     )
-    assert proc.returncode == 1 and "holds an interpolation at wandb.project" in proc.stderr
+    assert proc.returncode == 2 and "holds an interpolation at wandb.project" in proc.stderr
     assert "hunter2" not in proc.stdout + proc.stderr and "Traceback" not in proc.stderr
     assert _snapshot(run_dir) == before
     fault_report(faults=1)
@@ -470,7 +470,7 @@ def test_cli_resume_override_is_a_one_line_error(ppo_run, tmp_path):
     proc = _cli(
         [f"resume={run_dir}", "algo.lr=0.5", "seed=9", f"hydra.run.dir={tmp_path / 'h'}"], cwd=tmp_path
     )
-    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.returncode == 2, proc.stdout + proc.stderr
     err = proc.stderr.strip().splitlines()
     assert len(err) == 1 and "algo.lr=0.5" in err[0] and "seed=9" in err[0] and "Traceback" not in proc.stderr
     assert _snapshot(run_dir) == before

@@ -18,7 +18,8 @@ package ``alem.configs``, so it works from a wheel). It reads top to bottom in t
    envs; ``results.json``, and the last line printed is ``Results written to <path>``.
 
 Errors that are alem's own (unknown env id, bad env keyword, bad config value) are printed
-as one line on stderr and exit with status 1.
+as one line on stderr: exit status 2 when the run was refused before writing anything, 1 when
+it failed after (:func:`alem.cli.hydra_app`).
 """
 
 from __future__ import annotations
