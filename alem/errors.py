@@ -32,6 +32,7 @@ __all__ = [
     "RequestFailed",
     "CacheMiss",
     "EndpointFailing",
+    "SessionError",
     "closest",
     "did_you_mean",
     "require_positive_int",
@@ -150,6 +151,19 @@ class EndpointFailing(TextBackendError):
 
     def __init__(self, message: str):
         super().__init__(message, "circuit_open")
+
+
+# ------------------------------------------------------------------------- serving
+
+
+class SessionError(AlemError):
+    """A served session cannot take a request (alem.serve); ``status`` is the HTTP status that
+    names the kind (400 bad request or illegal move, 404 unknown session, 409 ended, 413 too
+    large, 429 too many sessions)."""
+
+    def __init__(self, message: str, status: int = 400):
+        super().__init__(message)
+        self.status = status
 
 
 # ------------------------------------------------------------------------- messages

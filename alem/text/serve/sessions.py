@@ -27,17 +27,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from alem.core import MultiAgentEnv
-from alem.errors import AlemError
+from alem.errors import AlemError, SessionError
 
 __all__ = ["SessionError", "SessionStore"]
-
-
-class SessionError(AlemError):
-    """A request a session cannot take; ``status`` is the HTTP status that names the kind."""
-
-    def __init__(self, message: str, status: int = 400):
-        super().__init__(message)
-        self.status = status
 
 
 @dataclass
