@@ -71,3 +71,25 @@ def test_a_jsonl_line_that_is_valid_json_but_not_an_object_is_damage(tmp_path, f
     assert list(read_jsonl(path, on_corrupt=lambda k, text: seen.append(k))) == [{"a": 1}, {"b": 2}]
     assert seen == [2]
     fault_report(faults=1)
+
+
+def test_the_process_knows_whether_it_wrote_into_a_run_directory(tmp_path):
+    """What the exit status rests on (alem.cli.hydra_app): 2 when a command stopped before it
+    wrote anything, 1 after."""
+    from alem.rundir import JsonlWriter, claim, forget_writes, write_atomic, wrote_anything
+
+    for write in (
+        lambda: claim(tmp_path / "a", cli="alem.train"),
+        lambda: write_atomic(tmp_path / "b.json", "{}"),
+        lambda: JsonlWriter(tmp_path / "c.jsonl").close(),
+    ):
+        forget_writes()
+        assert not wrote_anything()
+        write()
+        assert wrote_anything()
+    forget_writes()
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(RunDirError):
+        claim(blocker / "run", cli="alem.train")  # refused: nothing was written
+    assert not wrote_anything()
