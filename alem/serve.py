@@ -65,13 +65,8 @@ def serve(cfg: Any) -> None:
             probe.bind((cfg.host, 0))
             port = probe.getsockname()[1]
     print(f"alem.serve: {env.id} over MCP at http://{cfg.host}:{port}/mcp", file=sys.stderr, flush=True)
-    mcp_server(store).run(
-        "streamable-http",
-        host=cfg.host,
-        port=port,
-        max_request_body_size=max_body,
-        max_sessions=cfg.max_sessions,
-    )
+    # the game sessions are bounded by the store; the MCP transport's own sessions carry no state
+    mcp_server(store).run("streamable-http", host=cfg.host, port=port, max_request_body_size=max_body)
 
 
 main = hydra_app("alem.serve", "serve", serve)
