@@ -167,11 +167,13 @@ class TextHooks:
     def to_json(self, state: Any, agent: int, params: Any = None) -> dict[str, Any]:
         """One (unbatched) ``state`` as ``agent`` sees it, as a JSON object (``llm.format=json``).
 
-        ``{"env": id, "seat": agent, ...}`` and the family's fields (:meth:`json_view`, whose
+        ``{"env": id, "seat": agent, ...}`` (a :meth:`relabeled` copy: its made-up game name) and the family's fields (:meth:`json_view`, whose
         docstring is the family's schema), in the labels :meth:`render_text` uses; never
         information ``agent`` may not see. Host-side.
         """
-        return {"env": self.id, "seat": int(agent), **self.json_view(state, int(agent), params)}
+        # a relabeled copy names its made-up game, not the id it would give away
+        name = self.labels("game")[0] if self.relabeled_text and "game" in self.text_vocabulary() else self.id
+        return {"env": name, "seat": int(agent), **self.json_view(state, int(agent), params)}
 
     def json_view(self, state: Any, agent: int, params: Any = None) -> dict[str, Any]:
         """The family's fields of :meth:`to_json`."""

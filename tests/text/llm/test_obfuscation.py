@@ -3,6 +3,7 @@ poker and bargaining, and the LLM player playing through it."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import jax
@@ -46,6 +47,9 @@ def _texts(env, n_steps=4):
 def test_a_relabeled_copy_renames_the_game_seats_pieces_and_moves(env):
     copy = env.relabeled(7)
     texts = " \n".join(_texts(copy))
+    state, _ = copy.reset(jax.random.key(0))
+    texts += " \n".join(json.dumps(copy.to_json(state, a)) for a in range(copy.num_agents))
+    assert env.id.split("-")[0] not in texts
     for name in GAMES[env.id]:
         assert name.lower() not in texts.lower()
     assert not re.search(r"\bplayer [01]\b", texts, re.IGNORECASE)  # seats have made-up names
