@@ -12,7 +12,7 @@ Routes (every body and answer is a JSON object):
 
 Errors answer ``{"error": "<what was wrong>"}`` with a status naming the kind: 400 (bad
 request or illegal move), 404 (no such route or session), 409 (the session has ended), 411
-(no Content-Length), 413 (a body over ``max_body_bytes``, refused unread), 429 (too many
+(no Content-Length), 413 (a body over ``max_body_bytes``, refused unparsed; at most 1 MiB of it is drained so the client reads the answer), 429 (too many
 sessions), 500 (a fault of the server, which keeps serving). The server binds to 127.0.0.1
 unless told otherwise.
 """
@@ -31,6 +31,8 @@ __all__ = ["JsonApiServer", "MAX_BODY_BYTES"]
 
 #: The largest request body read (larger ones are refused unread).
 MAX_BODY_BYTES = 64 * 1024
+#: What is drained (and dropped) of a refused body so its client gets the answer.
+_DRAIN_BYTES = 1024 * 1024
 
 _SESSION = re.compile(r"^/v1/sessions/([^/]+)(/step)?/?$")
 
@@ -54,6 +56,28 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
         self.end_headers()
         self.wfile.write(data)
+        if close:
+            self._linger()
+
+    def _linger(self) -> None:
+        """Close after a refused body so the client reads the answer: closing a socket with
+        unread bytes sends a reset, which can destroy the answer on its way. The write side is
+        shut, then at most ``_DRAIN_BYTES`` of what the client still sends are read and dropped
+        (never parsed) for at most a second."""
+        import socket
+
+        try:
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_WR)
+            self.connection.settimeout(1.0)
+            drained = 0
+            while drained < _DRAIN_BYTES:
+                chunk = self.connection.recv(65536)
+                if not chunk:
+                    break
+                drained += len(chunk)
+        except OSError:
+            pass
 
     def _body(self) -> dict[str, Any]:
         length = self.headers.get("Content-Length")
