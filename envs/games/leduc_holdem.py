@@ -230,12 +230,12 @@ class LeducHoldem(PokerEnv):
             "your_card": self.card_name(s.cards[agent]),
             "public_card": None if public is None else self.card_name(public),
             "round": int(s.round) + 1,
-            "pot": {str(i): int(s.contrib[i]) for i in range(2)},
+            "pot": {self.seat_name(i): int(s.contrib[i]) for i in range(2)},
             "moves": [
-                [[str(k % 2), names[int(a)]] for k, a in enumerate(x for x in s.seq[r] if x >= 0)]
+                [[self.seat_name(k % 2), names[int(a)]] for k, a in enumerate(x for x in s.seq[r] if x >= 0)]
                 for r in range(int(s.round) + 1)
             ],
-            "to_act": None if bool(s.terminal) else str(int(s.player)),
+            "to_act": None if bool(s.terminal) else self.seat_name(int(s.player)),
             "payoff": float(s.returns[agent]) if bool(s.terminal) else None,
         }
 

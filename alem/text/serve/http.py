@@ -124,7 +124,7 @@ class _Handler(BaseHTTPRequestHandler):
             elif m and method == "DELETE" and not m.group(2):
                 out, status = store.close(m.group(1)), 200
             elif m and method == "POST" and m.group(2):
-                out, status = store.step(m.group(1), _actions(store, m.group(1), body)), 200
+                out, status = _step(store, m.group(1), body), 200
             else:
                 raise SessionError(f"no route {method} {path}", 404)
         except SessionError as e:
@@ -144,15 +144,12 @@ class _Handler(BaseHTTPRequestHandler):
         self._handle("DELETE")
 
 
-def _actions(store: SessionStore, sid: str, body: dict[str, Any]) -> dict[Any, Any]:
-    """``{"actions": {...}}``, or ``{"action": x}`` for the one acting seat."""
+def _step(store: SessionStore, sid: str, body: dict[str, Any]) -> dict[str, Any]:
+    """``{"actions": {...}}``, or ``{"action": x}`` for the one seat to move; the new state."""
     if set(body) == {"actions"}:
-        return body["actions"]
+        return store.step(sid, body["actions"])
     if set(body) == {"action"}:
-        acting = [s["seat"] for s in store.state(sid)["seats"] if s["acting"]]
-        if len(acting) != 1:
-            raise SessionError(f'seats {acting} act now: send {{"actions": {{seat: move}}}}')
-        return {acting[0]: body["action"]}
+        return store.play(sid, body["action"])
     raise SessionError('a step takes {"actions": {"<seat>": "<move>"}} or {"action": "<move>"}')
 
 

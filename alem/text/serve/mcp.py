@@ -59,16 +59,7 @@ def mcp_server(store: SessionStore, **server_kwargs: Any) -> Any:
     @server.tool()
     def play(session: str, move: str, seat: int | None = None) -> str:
         """Play ``move`` (an action name) for ``seat`` (omit it when one seat acts); the new state (JSON)."""
-
-        def step(sid: str) -> dict[str, Any]:
-            if seat is not None:
-                return store.step(sid, {seat: move})
-            acting = [s["seat"] for s in store.state(sid)["seats"] if s["acting"]]
-            if len(acting) != 1:
-                raise SessionError(f"seats {acting} are to move: name the seat")
-            return store.step(sid, {acting[0]: move})
-
-        return _call(step, session)
+        return _call(store.play, session, move, seat)
 
     @server.tool()
     def end_game(session: str) -> str:

@@ -243,6 +243,17 @@ class SessionStore:
             out["played"] = played
             return out
 
+    def play(self, sid: str, move: Any, seat: int | None = None) -> dict[str, Any]:
+        """:meth:`step` with one move: for ``seat``, or for the one seat still to move."""
+        if seat is None:
+            s = self._get(sid)
+            with s.lock:
+                waiting = [int(i) for i in np.flatnonzero(s.acting) if int(i) not in s.pending and not s.done]
+            if len(waiting) != 1:
+                raise SessionError(f"seats {waiting} are to move: name the seat of the move")
+            seat = waiting[0]
+        return self.step(sid, {seat: move})
+
     # ------------------------------------------------------------------ views
     def _view(self, s: _Session) -> dict[str, Any]:
         env = self.env
