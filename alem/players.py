@@ -27,7 +27,7 @@ Named players are registered per env name (``"tic_tac_toe"``) or for every env
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any, ClassVar
 
 import jax
@@ -86,6 +86,25 @@ class Player:
         """int32 ``[B]`` actions for ``turn.agent`` (values on inactive rows are ignored)."""
         raise NotImplementedError
 
+    def program_key(self) -> Hashable:
+        """What a device player's traced ``act`` depends on besides :meth:`device_params`.
+
+        The evaluator compiles one step per distinct key: device players with equal keys (and
+        equal-shaped :meth:`device_params`) share a compiled program, so the partners of a
+        cross-play pool compile once. Default: the player itself (shared with no other player).
+        Override only when :meth:`act_with` reads nothing of ``self`` but what the key holds.
+        """
+        return self
+
+    def device_params(self) -> Any:
+        """Arrays the compiled step takes as an argument instead of baking them in (a pytree;
+        None: none). :meth:`act_with` receives them."""
+        return None
+
+    def act_with(self, device_params: Any, key: jax.Array, turn: Turn) -> jax.Array:
+        """:meth:`act` with :meth:`device_params` given explicitly (what the evaluator traces)."""
+        return self.act(key, turn)
+
     def begin(self, env: MultiAgentEnv, params: Any, agent: int) -> None:
         """Called once before an evaluation in which this player plays seat ``agent``."""
 
@@ -107,6 +126,9 @@ class RandomPlayer(Player):
 
     def __init__(self, env: MultiAgentEnv | None = None):
         del env
+
+    def program_key(self) -> Hashable:
+        return type(self)  # every random player acts alike
 
     def act(self, key: jax.Array, turn: Turn) -> jax.Array:
         from alem.rollout import random_actions, random_legal_actions

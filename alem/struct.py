@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import jax
 
-__all__ = ["dataclass", "field"]
+__all__ = ["dataclass", "field", "zeros_like"]
 
 T = TypeVar("T")
 
@@ -24,6 +24,20 @@ def field(*, pytree_node: bool = True, **kwargs: Any) -> Any:
     """A :func:`dataclasses.field`; ``pytree_node=False`` makes it static (part of the treedef)."""
     metadata = {**kwargs.pop("metadata", {}), "pytree_node": pytree_node}
     return dataclasses.field(metadata=metadata, **kwargs)
+
+
+def zeros_like(shapes: Any) -> Any:
+    """Concrete zeros with the shapes and dtypes of a pytree of arrays or
+    :class:`jax.ShapeDtypeStruct` (:func:`jax.eval_shape`'s output); PRNG-key leaves get keys
+    split from ``key(0)``. A template built this way costs no computation of the real values."""
+    import jax.numpy as jnp
+
+    def one(x: Any) -> Any:
+        if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):
+            return jax.random.split(jax.random.key(0), x.shape)
+        return jnp.zeros(x.shape, x.dtype)
+
+    return jax.tree.map(one, shapes)
 
 
 def _replace(self: T, **changes: Any) -> T:

@@ -15,6 +15,7 @@ instead of the final parameters, so a run's snapshots can be rated as a league.
 from __future__ import annotations
 
 import json
+from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from alem.algos.td import masked_argmax
 from alem.core import MultiAgentEnv
 from alem.errors import AlemError
 from alem.players import Player, Turn
+from alem.struct import zeros_like
 from alem.training.checkpoint import CheckpointError, latest, restore
 
 __all__ = ["CheckpointPlayer", "TrainedActor", "load_trained", "actor_actions"]
@@ -92,7 +94,7 @@ def load_trained(
     if found is None:
         raise CheckpointError(f"{run_dir}: no checkpoint")
     keys = jax.vmap(jax.random.key)(jnp.arange(res["num_seeds"]))
-    template = jax.vmap(learner.init)(keys)
+    template = zeros_like(jax.eval_shape(jax.vmap(learner.init), keys))  # shapes only: no init to run
     state = restore(found[1], template)
     params = jax.tree.map(lambda x: x[seed_index], state.params)
     if snapshot is not None:
@@ -195,17 +197,29 @@ class CheckpointPlayer(Player):
         self.greedy = bool(greedy)
         self.name = f"checkpoint:{Path(spec).name}" + ("" if self.snapshot is None else f"#{self.snapshot}")
 
+    def program_key(self) -> Hashable:
+        """Runs of one learner configuration, roles and env act alike given their parameters."""
+        learner = self.learner
+        roles = np.asarray(learner.roles).tobytes()
+        return (type(self), type(learner), learner.cfg, roles, id(learner.env.unwrapped), self.greedy)
+
+    def device_params(self) -> Any:
+        return self.params
+
     def act(self, key: jax.Array, turn: Turn) -> jax.Array:
+        return self.act_with(self.params, key, turn)
+
+    def act_with(self, params: Any, key: jax.Array, turn: Turn) -> jax.Array:
         ts = turn.timestep
         b = ts.obs.shape[0]
         learner = self.learner
         if isinstance(learner, QLearner):  # the greedy legal action
             hidden = learner.q_net.initial_hidden((b, learner.n))
-            _, actions = learner.act(self.params, hidden, ts.obs, ts.action_mask, jnp.ones((b,), bool), key)
+            _, actions = learner.act(params, hidden, ts.obs, ts.action_mask, jnp.ones((b,), bool), key)
             return actions[:, turn.agent]
         hidden = learner.actor_net.initial_hidden((b, 1 if learner.centralised else learner.n))
         _, actions, _, _ = learner.act(
-            self.params,
+            params,
             hidden,
             ts.obs,
             jnp.zeros((b, 0), jnp.float32),

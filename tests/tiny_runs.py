@@ -1,4 +1,5 @@
-"""Tiny training runs for tests that need a finished ``python -m alem.train`` run directory."""
+"""Tiny training runs for tests that need a finished ``python -m alem.train`` run directory, and
+an untrained stand-in for a trained player."""
 
 from __future__ import annotations
 
@@ -28,3 +29,28 @@ def train_tiny_run(tmp_path_factory, name: str, overrides: list[str]) -> Path:
     run_dir = tmp_path_factory.mktemp(name) / "run"
     run(cfg, run_dir)
     return run_dir
+
+
+def checkpoint_stand_in(env, greedy: bool = False, seed: int = 1, hidden: int = 16):
+    """A CheckpointPlayer around an untrained learner with one parameter set per seat, its
+    actor weights drawn N(0, 1) from ``seed`` (far from uniform probabilities; no costly
+    ``learner.init``, no files)."""
+    import jax
+    import jax.numpy as jnp
+
+    from alem.algos.checkpoint_player import CheckpointPlayer
+    from alem.algos.config import LearnerConfig
+    from alem.algos.ppo import make_learner
+
+    learner = make_learner(env, LearnerConfig(sharing="none", num_envs=4, hidden=(hidden,)))
+    net = learner.actor_net
+    a_in, _ = learner.inputs(jnp.zeros(env.observation_space().shape), jnp.zeros((0,)))
+    init = lambda k: net.init(k, net.initial_hidden((1,)), a_in[None, None, 0], jnp.ones((1, 1), bool))
+    shapes = jax.eval_shape(jax.vmap(init), jax.random.split(jax.random.key(0), learner.num_roles))
+    leaves, treedef = jax.tree.flatten(shapes)
+    keys = jax.random.split(jax.random.key(seed), len(leaves))
+    actor = [jax.random.normal(k, x.shape, x.dtype) for x, k in zip(leaves, keys, strict=True)]
+    player = CheckpointPlayer.__new__(CheckpointPlayer)  # what load_trained would give, minus the files
+    player.learner, player.greedy, player.name = learner, greedy, "checkpoint:test"
+    player.params = {"actor": jax.tree.unflatten(treedef, actor)}
+    return player

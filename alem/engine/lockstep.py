@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections import deque
-from collections.abc import Iterable, Iterator
+from collections import OrderedDict, deque
+from collections.abc import Hashable, Iterable, Iterator
 from typing import Any
 
 import jax
@@ -25,6 +25,7 @@ from alem.engine.record import EpisodeRecord, Match
 from alem.engine.sync import gather_or_cancel, run_sync
 from alem.players import Turn, host_view
 from alem.rollout import random_legal_actions
+from alem.struct import zeros_like
 
 __all__ = ["episode_key", "LockStep", "play"]
 
@@ -43,14 +44,19 @@ def episode_key(k_env: jax.Array, episode: jax.Array, t: jax.Array) -> jax.Array
     return jax.random.fold_in(jax.random.fold_in(k_env, episode), t)
 
 
-class LockStep:
-    """The jitted pieces of the loop: reset rows and one lock-step advance.
+def _params_key(params: Any) -> Hashable:
+    """Env params by value (their tree and every leaf's bytes): two matches with equal params
+    share a compiled step even when each built its own params object."""
+    leaves, treedef = jax.tree.flatten(params)
+    arrays = [np.asarray(x) for x in leaves]
+    return treedef, tuple((a.dtype.str, a.shape, a.tobytes()) for a in arrays)
 
-    Keys: step ``t`` of episode ``e`` uses ``fold_in(fold_in(key(seed), e), t + 1)``, split
-    into the env's key and one key per device seat. The key is an argument, not a
-    constant, so runs with different seeds share one compiled program (and JAX's
-    persistent compilation cache).
-    """
+
+class _Program:
+    """The jitted step of every match with one env, env params, ``max_steps``, openings and
+    device players of equal :meth:`~alem.players.Player.program_key`: the players' arrays
+    (:meth:`~alem.players.Player.device_params`) are arguments, so a cross-play pool of trained
+    partners compiles once, not once per seating."""
 
     def __init__(self, match: Match):
         env, params, players, limit = match.env, match.params, match.players, match.max_steps
@@ -85,21 +91,25 @@ class LockStep:
             state, ts, _ = open_rows(k_env, episodes)
             return state, ts
 
-        def device_act(key, i, policy, state, ts, active, episodes):
+        def device_act(key, i, player, seat_params, state, ts, active, episodes):
             def one(k, e, st, tstep, act):
                 turn = Turn(env, params, i, _expand(st), _expand(tstep), act[None], e[None])
-                return jnp.asarray(policy.act(k, turn)).reshape(-1)[0].astype(jnp.int32)
+                return jnp.asarray(player.act_with(seat_params, k, turn)).reshape(-1)[0].astype(jnp.int32)
 
             return jax.vmap(one)(key, episodes, state, ts, active)
 
-        def advance(k_env, state, ts, host_actions, episodes, t, next_episodes, running, force_reset):
+        def advance(
+            seat_params, k_env, state, ts, host_actions, episodes, t, next_episodes, running, force_reset
+        ):
             keys = jax.vmap(lambda e, tt: jax.random.split(episode_key(k_env, e, tt + 1), n_keys))(
                 episodes, t
             )
             actions = host_actions
             active = ts.acting & running[:, None]
             for j, i in enumerate(device_seats):  # static: one traced call per device seat
-                a = device_act(keys[:, 1 + j], i, players[i], state, ts, active[:, i], episodes)
+                a = device_act(
+                    keys[:, 1 + j], i, players[i], seat_params[j], state, ts, active[:, i], episodes
+                )
                 actions = actions.at[:, i].set(a)
             state, step_ts = jax.vmap(env.step, in_axes=(0, 0, 0, None))(keys[:, 0], state, actions, params)
             done = step_ts.done
@@ -119,18 +129,62 @@ class LockStep:
             return _select(renew, fresh_state, state), _select(renew, fresh_ts, step_ts), out
 
         self.advance = jax.jit(advance)
-        self._reset_shapes = jax.eval_shape(reset_rows, jax.random.key(0), jnp.zeros((1,), jnp.int32))
+        self.reset_shapes = jax.eval_shape(reset_rows, jax.random.key(0), jnp.zeros((1,), jnp.int32))
+
+
+#: Compiled steps kept for reuse, newest last (a small LRU: each holds its env and executables).
+_PROGRAMS: OrderedDict[Hashable, _Program] = OrderedDict()
+_MAX_PROGRAMS = 16
+
+
+def _program(match: Match) -> _Program:
+    """The shared :class:`_Program` of ``match`` (built on first use)."""
+    try:
+        key = (
+            id(match.env),  # the program holds the env, so the id is not reused while it is cached
+            _params_key(match.params),
+            match.max_steps,
+            match.openings,
+            tuple((i, match.players[i].program_key()) for i in match.device_seats),
+        )
+        hash(key)
+    except TypeError:  # a player whose key does not hash: its own program
+        return _Program(match)
+    prog = _PROGRAMS.get(key)
+    if prog is None:
+        prog = _PROGRAMS[key] = _Program(match)
+        while len(_PROGRAMS) > _MAX_PROGRAMS:
+            _PROGRAMS.popitem(last=False)
+    _PROGRAMS.move_to_end(key)
+    return prog
+
+
+class LockStep:
+    """The jitted pieces of the loop for one match: reset rows and one lock-step advance.
+
+    Keys: step ``t`` of episode ``e`` uses ``fold_in(fold_in(key(seed), e), t + 1)``, split
+    into the env's key and one key per device seat. The key is an argument, not a
+    constant, so runs with different seeds share one compiled program, and so do matches whose
+    device players differ only in their arrays (trained partners of one configuration).
+    """
+
+    def __init__(self, match: Match):
+        self._program = _program(match)
+        self.num_agents = match.env.num_agents
+        self._seat_params = tuple(match.players[i].device_params() for i in match.device_seats)
+
+    def advance(self, *args: Any) -> tuple[Any, TimeStep, dict[str, jax.Array]]:
+        """One lock-step advance of every row: ``(k_env, state, ts, host_actions, episodes, t,
+        next_episodes, running, force_reset)`` in, ``(state, ts, out)`` out (see :func:`play`)."""
+        return self._program.advance(self._seat_params, *args)
 
     def blank(self, b: int) -> tuple[Any, TimeStep]:
         """Zero state and timestep for ``b`` rows (shapes only; replaced by the first advance)."""
-
-        def zeros(x):
-            shape = (b, *x.shape[1:])
-            if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):
-                return jax.random.split(jax.random.key(0), shape)
-            return jnp.zeros(shape, x.dtype)
-
-        return jax.tree.map(zeros, self._reset_shapes)
+        return zeros_like(
+            jax.tree.map(
+                lambda x: jax.ShapeDtypeStruct((b, *x.shape[1:]), x.dtype), self._program.reset_shapes
+            )
+        )
 
     def reset(self, k_env: jax.Array, episodes: np.ndarray) -> tuple[Any, TimeStep, jax.Array]:
         """Reset every row to the start of ``episodes[row]`` through :meth:`advance` (one compiled

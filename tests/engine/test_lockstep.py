@@ -99,3 +99,31 @@ def test_openings_are_checked():
             Match(ttt, [RandomPlayer()] * 2, 1, openings=bad)
     with pytest.raises(ConfigError, match="not turn-based"):
         Match(alem.make("iterated_prisoners_dilemma-v0"), [RandomPlayer()] * 2, 1, openings=1)
+
+
+def test_trained_players_of_one_configuration_share_one_compiled_step(monkeypatch):
+    """Cross-play plays one configuration's partners in many seatings: their parameters are
+    arguments of one compiled step, and the shared step plays each seating exactly as a step
+    compiled for it alone would."""
+    from alem.engine import lockstep
+    from tests.tiny_runs import checkpoint_stand_in
+
+    env = alem.make("iterated_prisoners_dilemma-v0", num_rounds=4)
+    a, b = checkpoint_stand_in(env, seed=1), checkpoint_stand_in(env, seed=2)
+    greedy = checkpoint_stand_in(env, seed=1, greedy=True)
+
+    def records(players):
+        return {r.episode: r for r in play(Match(env, players, 6, num_envs=3, seed=5), range(6))}
+
+    def program(players):
+        return lockstep.LockStep(Match(env, players, 1))._program
+
+    shared = {a_b: records(list(a_b)) for a_b in [(a, b), (b, a), (b, b)]}
+    assert program([a, b]) is program([b, a]) is program([b, b])
+    assert program([a, b]).advance._cache_size() == 1  # one compile for the three seatings
+    assert program([greedy, b]) is not program([a, b])  # greedy acts otherwise: its own step
+    assert program([RandomPlayer(), b]) is program([RandomPlayer(), a])
+    assert len({tuple(r.returns for r in recs.values()) for recs in shared.values()}) == 3
+    for seating, recs in shared.items():
+        monkeypatch.setattr(lockstep, "_PROGRAMS", type(lockstep._PROGRAMS)())  # compile afresh
+        assert records(list(seating)) == recs
