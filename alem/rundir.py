@@ -32,6 +32,7 @@ __all__ = [
     "CorruptFileError",
     "RunDirError",
     "JsonlWriter",
+    "check_claim",
     "claim",
     "release",
     "foreign_entries",
@@ -42,6 +43,7 @@ __all__ = [
     "rewrite_jsonl",
     "write_atomic",
     "wrote_anything",
+    "note_write",
     "forget_writes",
 ]
 
@@ -58,6 +60,11 @@ _WROTE = [False]
 def wrote_anything() -> bool:
     """Whether this process claimed a run directory or wrote a run file since :func:`forget_writes`."""
     return _WROTE[0]
+
+
+def note_write() -> None:
+    """Count a write made outside this module (a checkpoint's files) as one of this process's."""
+    _WROTE[0] = True
 
 
 def forget_writes() -> None:
@@ -93,12 +100,8 @@ def refuse_occupied(path: Path, *, name: str, holds: str, advice: str) -> None:
         )
 
 
-def claim(run_dir: str | Path, *, cli: str) -> Path:
-    """Make ``run_dir`` the directory of a new run; refuse one that already holds anything.
-
-    Returns the resolved path (created). ``cli`` names the command for the message,
-    which says how to continue the run that is there instead.
-    """
+def check_claim(run_dir: str | Path, *, cli: str) -> Path:
+    """What :func:`claim` checks, writing nothing: the resolved path, or :class:`RunDirError`."""
     path = Path(run_dir).resolve()
     refuse_occupied(
         path,
@@ -106,6 +109,16 @@ def claim(run_dir: str | Path, *, cli: str) -> Path:
         holds="a run or other files",
         advice=f"Continue that run with `python -m {cli} resume={path}` or pick a new output_dir",
     )
+    return path
+
+
+def claim(run_dir: str | Path, *, cli: str) -> Path:
+    """Make ``run_dir`` the directory of a new run; refuse one that already holds anything.
+
+    Returns the resolved path (created). ``cli`` names the command for the message,
+    which says how to continue the run that is there instead.
+    """
+    path = check_claim(run_dir, cli=cli)
     created = not path.exists()
     # The check above and this exclusive create are not one step: of two runs started at once
     # into one directory, both may pass the check, but only one creates the marker.

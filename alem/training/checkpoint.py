@@ -30,6 +30,7 @@ from typing import Any
 import jax
 
 from alem.errors import CheckpointError
+from alem.rundir import note_write
 
 __all__ = ["CheckpointError", "save", "latest", "available", "restore", "CHECKPOINT_DIR"]
 
@@ -102,19 +103,25 @@ def save(run_dir: str | Path, chunk: int, tree: Any, keep: int = 2) -> Path:
 
     root = Path(run_dir) / CHECKPOINT_DIR
     path = root / f"chunk_{chunk:06d}"
+    # In a multi-process run every process saves its shards (orbax syncs them); the folders are
+    # process 0's to make and remove (the others enter orbax's save, which waits for it).
+    primary = jax.process_index() == 0
+    note_write()  # every process writes its shards: a stop from here on is a failed run, not a refusal
     ckpt = _checkpointer()
     try:
-        root.mkdir(parents=True, exist_ok=True)
-        if path.exists():
-            shutil.rmtree(path)
+        if primary:
+            root.mkdir(parents=True, exist_ok=True)
+            if path.exists():
+                shutil.rmtree(path)
         with _failure_noise_dropped():
             ckpt.save(path.resolve(), args=ocp.args.StandardSave(_to_raw(tree)))
     except Exception as e:  # OSError, or orbax wrapping one
         raise CheckpointError(f"checkpoint {path} could not be written ({_reason(e)})") from None
     finally:
         ckpt.close()
-    for old in sorted(p for p in root.iterdir() if _NAME.match(p.name))[:-keep]:
-        shutil.rmtree(old, ignore_errors=True)
+    if primary:
+        for old in sorted(p for p in root.iterdir() if _NAME.match(p.name))[:-keep]:
+            shutil.rmtree(old, ignore_errors=True)
     return path
 
 

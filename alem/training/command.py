@@ -27,7 +27,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import os
 import platform
 from pathlib import Path
 from typing import Any
@@ -40,7 +39,7 @@ import alem
 from alem.cli import hydra_app, hydra_overrides, hydra_run_dir, make_env, plain, resume_keys
 from alem.errors import ConfigError, require_positive_int
 from alem.json_values import jsonable
-from alem.rundir import claim, read_run_config, release, write_atomic
+from alem.rundir import check_claim, claim, read_run_config, release, write_atomic
 from alem.training import (
     METRICS_FILE,
     ConsoleProgress,
@@ -49,18 +48,27 @@ from alem.training import (
     TrainResult,
     WandbSink,
     check_chunking,
+    distributed,
     final_evaluation,
     mean_return,
-    seed_keys,
     train,
 )
+from alem.training.devices import check_memory, device_mesh
 
 __all__ = ["WANDB_MODES", "Plan", "main", "plan", "run"]
 
 WANDB_MODES = ("disabled", "offline", "online")
 LOGGERS = ("none", "wandb")
 #: Settings a ``resume`` may change: logging only, and ``algo.total_steps`` to extend the run.
-RESUME_CHANGEABLE = ("algo.total_steps", "logger", "wandb", "stop_after_chunks", "resume")
+RESUME_CHANGEABLE = (
+    "algo.total_steps",
+    "logger",
+    "wandb",
+    "stop_after_chunks",
+    "resume",
+    "distributed",
+    "devices",
+)
 
 
 # ---------------------------------------------------------------------------- stage 2: plan
@@ -85,23 +93,6 @@ def _check_seed(cfg: DictConfig, num_seeds: int) -> int:
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= 2**32 - num_seeds:
         raise ConfigError(f"seed must be an integer in [0, 2**32 - num_seeds], got {seed!r}")
     return seed
-
-
-def device_mesh(cfg: DictConfig):
-    """A 1-d mesh ``("data",)`` over the devices the config asks for, or None for one device."""
-    devices = cfg.get("devices", 1)
-    available = jax.devices()  # global: every host's devices after jax.distributed.initialize()
-    if devices == "all":
-        devices = len(available)
-    if isinstance(devices, bool) or not isinstance(devices, int) or not 1 <= devices <= len(available):
-        raise ConfigError(f"devices must be 'all' or an integer in [1, {len(available)}], got {devices!r}")
-    if devices == 1:
-        return None
-    if cfg.algo.num_envs % devices:
-        raise ConfigError(f"algo.num_envs={cfg.algo.num_envs} must be divisible by devices={devices}")
-    from jax.sharding import Mesh
-
-    return Mesh(np.array(available[:devices]), ("data",))
 
 
 def _plan_random(cfg: DictConfig, env: alem.MultiAgentEnv) -> Plan:
@@ -228,51 +219,8 @@ def plan(cfg: DictConfig, env: alem.MultiAgentEnv) -> Plan:
         cfg.get("stop_after_chunks"), "stop_after_chunks", error=ConfigError, allow_none=True
     )
     p = _plan_random(cfg, env) if algo_name == "random" else _plan_learner(cfg, env)
-    _check_memory(p, env)
+    check_memory(env, p.learner, p.schedule, p.mesh, p.lcfg)
     return p
-
-
-def _check_memory(p: Plan, env: alem.MultiAgentEnv) -> None:
-    """Refuse sizes whose learner state (plus, for PPO, one rollout's observations) alone exceed
-    the memory of the devices: XLA would abort (or the OOM killer strike) after the run dir is
-    written. A lower bound from shapes only (``jax.eval_shape``; nothing is allocated or compiled)."""
-    available = _memory_bytes(1 if p.mesh is None else p.mesh.size)
-    if available is None:
-        return
-    s = p.schedule
-    state = jax.eval_shape(lambda: jax.vmap(p.learner.init)(seed_keys(s.seed, s.num_seeds)))
-    need = sum(_nbytes(x) for x in jax.tree.leaves(state))
-    if p.lcfg is not None:
-        _, ts = jax.eval_shape(env.reset, jax.random.key(0), env.default_params)
-        need += s.num_seeds * p.lcfg.num_steps * p.lcfg.num_envs * _nbytes(ts.obs)
-    if need > available:
-        raise ConfigError(
-            f"these sizes need at least {need / 2**30:,.1f} GiB (the learner state of algo.num_envs="
-            f"{p.learner.num_envs if p.lcfg is None else p.lcfg.num_envs} envs x num_seeds={s.num_seeds}"
-            f"{'' if p.lcfg is None else ' and one rollout of observations'}), more than the "
-            f"{available / 2**30:,.1f} GiB of {jax.default_backend()} memory here; lower algo.num_envs, "
-            "algo.num_steps or num_seeds"
-        )
-
-
-def _nbytes(x: Any) -> int:
-    if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):
-        return math.prod(x.shape) * 8  # threefry keys: two uint32
-    return math.prod(x.shape) * np.dtype(x.dtype).itemsize
-
-
-def _memory_bytes(num_devices: int) -> int | None:
-    """Memory of the devices a run uses (host RAM on CPU); None where it cannot be read."""
-    dev = jax.devices()[0]
-    stats = dev.memory_stats() if hasattr(dev, "memory_stats") else None
-    if stats and stats.get("bytes_limit"):
-        return int(stats["bytes_limit"]) * num_devices
-    if dev.platform == "cpu":
-        try:
-            return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-        except (ValueError, OSError, AttributeError):
-            return None
-    return None
 
 
 def _header(env: alem.MultiAgentEnv, p: Plan) -> str:
@@ -370,20 +318,27 @@ def run(cfg: DictConfig, output_dir: str | Path, overrides: list[str] | None = N
         alem.AlemError: from the registry (unknown env id, bad env keyword, missing dependency),
             or :class:`alem.rundir.RunDirError` for a directory that is not this run's.
     """
-    # 1. Config.
+    # 1. Config; the processes of a multi-process run join (before JAX touches a device).
+    dc = distributed.check(cfg.get("distributed"))
     resuming = bool(cfg.get("resume"))
     if resuming:
         cfg, output_dir = _resumed_config(cfg, overrides or [])
     else:
         output_dir = Path(output_dir).resolve()
+        if dc.multi:  # every process checks before any claims (claiming comes after joining)
+            check_claim(output_dir, cli="alem.train")
+    procs = distributed.connect(dc)
     # 2. Plan: everything checked, nothing written.
     env = make_env(cfg.env)
     p = plan(cfg, env)
     config = OmegaConf.to_container(cfg, resolve=True)
     config["output_dir"] = str(output_dir)
     config.pop("stop_after_chunks", None)
+    config.pop("distributed", None)  # how this invocation ran, not what the run is (results.json: processes)
     config["resume"] = None
     path = output_dir / "results.json"
+    if not procs.writer:
+        return _follow(cfg, p, output_dir, procs, resuming, path, config)
     # 3. Run directory.
     if resuming:
         # Finished means results.json was written for this very config. config.yaml alone says
@@ -428,6 +383,7 @@ def run(cfg: DictConfig, output_dir: str | Path, overrides: list[str] | None = N
             "jax_version": jax.__version__,
             "jax_backend": jax.default_backend(),
             "jax_devices": [str(d) for d in jax.devices()],
+            "processes": procs.count,
             "python_version": platform.python_version(),
             "alem_version": alem.__version__,
             "output_dir": str(output_dir),
@@ -440,6 +396,32 @@ def run(cfg: DictConfig, output_dir: str | Path, overrides: list[str] | None = N
         raise
     for sink in sinks:
         sink.close(summary={k: v for k, v in results.items() if k not in ("config", "jax_devices")})
+    return path
+
+
+def _follow(
+    cfg: DictConfig,
+    p: Plan,
+    output_dir: Path,
+    procs: distributed.Processes,
+    resuming: bool,
+    path: Path,
+    config: dict,
+) -> Path:
+    """A process other than 0 of a multi-process run: it trains its share and writes its
+    checkpoint shards; process 0 writes everything else."""
+    if resuming and _results_config(path) == config:
+        return path  # process 0 finds the run finished too, and stops
+    print(f"alem.train: process {procs.index} of {procs.count}; process 0 writes {output_dir}", flush=True)
+    result = train(
+        p.learner,
+        p.schedule,
+        mesh=p.mesh,
+        checkpoint_dir=output_dir,
+        resume=resuming,
+        stop_after_chunks=cfg.get("stop_after_chunks"),
+    )
+    del result  # process 0 evaluates the (replicated) parameters on its own devices
     return path
 
 
@@ -491,6 +473,12 @@ def _resumed_config(cfg: DictConfig, overrides: list[str]) -> tuple[DictConfig, 
 
 
 def _main(cfg: DictConfig) -> None:
+    dc = distributed.check(cfg.get("distributed"))
+    if dc.multi and not cfg.get("output_dir") and not cfg.get("resume"):
+        raise ConfigError(
+            "a multi-process run needs output_dir=<folder> (the same on every process, on a filesystem "
+            "they all see: each writes its checkpoint shards there)"
+        )
     path = run(cfg, cfg.get("output_dir") or hydra_run_dir(), hydra_overrides())
     print(f"Results written to {path}", flush=True)
 

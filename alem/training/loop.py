@@ -42,6 +42,7 @@ __all__ = [
     "seed_keys",
     "mean_return",
     "shard_state",
+    "state_shardings",
 ]
 
 #: The episode sums every learner's metrics hold (summed over a chunk's updates).
@@ -150,9 +151,10 @@ def mean_return(return_sum: np.ndarray, episodes: np.ndarray) -> np.ndarray:
         return np.where(episodes[..., None] > 0, return_sum / np.maximum(episodes, 1)[..., None], np.nan)
 
 
-def shard_state(state: Any, mesh: Any) -> Any:
-    """Place a seed-vmapped learner state on ``mesh``: the fields its class lists in
-    ``batched_fields`` split over the mesh axis ``data`` along the env axis, the rest replicated.
+def state_shardings(state: Any, mesh: Any) -> Any:
+    """Where each leaf of a seed-vmapped learner state (arrays or :func:`jax.eval_shape`'s
+    shapes) lives on ``mesh``: the fields its class lists in ``batched_fields`` split over the
+    mesh axis ``data`` along the env axis, the rest replicated.
 
     XLA (GSPMD) then partitions the whole update; the losses are means over the env
     batch, so gradients are averaged across devices by the compiler's all-reduce.
@@ -164,12 +166,16 @@ def shard_state(state: Any, mesh: Any) -> Any:
     batched = set(type(state).batched_fields)
     fields = {
         f: jax.tree.map(
-            lambda x, f=f: jax.device_put(x, split if f in batched and x.ndim >= 2 else whole),
-            getattr(state, f),
+            lambda x, f=f: split if f in batched and len(x.shape) >= 2 else whole, getattr(state, f)
         )
         for f in (field.name for field in dataclasses.fields(state))
     }
     return state.replace(**fields)
+
+
+def shard_state(state: Any, mesh: Any) -> Any:
+    """Place a seed-vmapped learner state of this process on ``mesh`` (:func:`state_shardings`)."""
+    return jax.device_put(state, state_shardings(state, mesh))
 
 
 def _chunk_stats(chunk: int, schedule: Schedule, seconds: float, first: bool, m: dict) -> ChunkStats:
@@ -247,17 +253,28 @@ def train(
         # lands inside a C extension's import surfaces as an ImportError, not as an interrupt.
         import orbax.checkpoint  # noqa: F401
     # 1. Seeds and the compiled programs: init and one chunk, vmapped over seeds.
+    # With a mesh, the state is made where it lives (out_shardings), never on one device first:
+    # across processes (jax.distributed) no process could hold it, and each makes only its part.
     keys = seed_keys(schedule.seed, schedule.num_seeds)
-    init = jax.jit(jax.vmap(learner.init))
-    chunk_fn = jax.jit(jax.vmap(lambda st: learner.run(st, schedule.chunk_updates)))
+    vmapped_init = jax.vmap(learner.init)
+    chunk = jax.vmap(lambda st: learner.run(st, schedule.chunk_updates))
+    if mesh is None:
+        init, chunk_fn = jax.jit(vmapped_init), jax.jit(chunk)
+    else:
+        from jax.sharding import NamedSharding
+        from jax.sharding import PartitionSpec as P
 
-    # 2. A fresh state, or the newest checkpoint's; then placed on the devices.
-    state = init(keys)
+        where = state_shardings(jax.eval_shape(vmapped_init, keys), mesh)
+        # The keys go in as host data (the same on every process), the typed keys made inside.
+        init = jax.jit(lambda raw: vmapped_init(jax.random.wrap_key_data(raw)), out_shardings=where)
+        # metrics replicated: every process reads them whole
+        chunk_fn = jax.jit(chunk, in_shardings=(where,), out_shardings=(where, NamedSharding(mesh, P())))
+
+    # 2. A fresh state, or the newest checkpoint's (restored where the fresh one lives).
+    state = init(keys if mesh is None else np.asarray(jax.random.key_data(keys)))
     start = 0
     if resume and checkpointed:
         start, state = restore_latest(Path(checkpoint_dir), state)
-    if mesh is not None:
-        state = shard_state(state, mesh)
     for sink in sinks:
         sink.start(start)
 

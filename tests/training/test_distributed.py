@@ -1,0 +1,172 @@
+"""Multi-process training (``distributed.*``): the options' checks, and two real CPU processes on
+127.0.0.1 (integration) whose run, stopped and resumed, equals one process with the same batch."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from omegaconf import OmegaConf
+
+from alem.errors import ConfigError
+from alem.training import distributed
+from tests.tiny_runs import TINY_RUN
+
+
+@pytest.mark.parametrize(
+    ("given", "match"),
+    [
+        ({"num_processes": 0}, r"distributed.num_processes must be an integer >= 1 or 'auto', got 0"),
+        ({"num_processes": "two"}, r"distributed.num_processes must be .* got 'two'"),
+        (
+            {"num_processes": 2, "coordinator": "h:1"},
+            r"give this process's distributed.process_id in \[0, 1\]",
+        ),
+        (
+            {"num_processes": 2, "process_id": 2, "coordinator": "h:1"},
+            r"process_id must be an integer in \[0, 1\], got 2",
+        ),
+        ({"num_processes": 2, "process_id": -1, "coordinator": "h:1"}, r"process_id must be .* got -1"),
+        ({"num_processes": 2, "process_id": 0}, r"coordinator must be HOST:PORT .* got None"),
+        ({"num_processes": 2, "process_id": 0, "coordinator": "h:99999"}, r"got 'h:99999'"),
+        (
+            {"num_processes": 2, "process_id": 0, "coordinator": "h", "timeout_s": 0},
+            r"timeout_s must be an integer >= 1",
+        ),
+        ({"num_processes": 1, "process_id": 1}, r"belong to a multi-process run"),
+        ({"num_processes": "auto", "process_id": 0}, r"num_processes=auto reads the process id"),
+        ({"num_process": 2}, r"distributed.num_process is not an option"),
+    ],
+)
+def test_bad_distributed_options_are_one_line_naming_the_option(given, match):
+    with pytest.raises(ConfigError, match=match):
+        distributed.check(OmegaConf.create(given))
+
+
+def test_the_options_that_name_a_run_of_several_processes():
+    dc = distributed.check(
+        OmegaConf.create({"num_processes": 4, "process_id": 3, "coordinator": "10.0.0.1:1234"})
+    )
+    assert dc.multi and (dc.num_processes, dc.process_id, dc.coordinator) == (4, 3, "10.0.0.1:1234")
+    assert distributed.check(OmegaConf.create({"num_processes": "auto"})).multi
+    assert (
+        not distributed.check(None).multi
+        and not distributed.check(OmegaConf.create({"num_processes": 1})).multi
+    )
+    assert distributed.connect(distributed.check(None)) == distributed.Processes(0, 1)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_an_unreachable_coordinator_is_one_line_after_a_bounded_wait():
+    address = f"127.0.0.1:{_free_port()}"  # nothing listens there
+    t0 = time.monotonic()
+    with pytest.raises(
+        ConfigError, match=rf"distributed.coordinator={address}: nothing answered there for 1 s"
+    ):
+        distributed._wait_for(address, 1)
+    assert time.monotonic() - t0 < 10
+
+
+# ---------------------------------------------------------------------------- two processes
+RUN = ["env=coordination", *TINY_RUN, "algo.total_steps=256"]  # 4 chunks of 2 updates
+CPU = {**os.environ, "JAX_PLATFORMS": "cpu", "XLA_FLAGS": ""}
+
+
+def _train(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "alem.train", *args], capture_output=True, text=True, env=CPU, timeout=timeout
+    )
+
+
+def _two_processes(*args: str) -> list[subprocess.CompletedProcess]:
+    """``python -m alem.train args`` as processes 0 and 1 of one run (a coordinator on 127.0.0.1)."""
+    common = ["distributed.num_processes=2", f"distributed.coordinator=127.0.0.1:{_free_port()}"]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "alem.train", *args, *common, f"distributed.process_id={i}"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=CPU,
+        )
+        for i in (1, 0)  # process 1 first: it waits for the coordinator
+    ]
+    out = []
+    for p in procs[::-1]:
+        stdout, stderr = p.communicate(timeout=300)
+        out.append(subprocess.CompletedProcess(p.args, p.returncode, stdout, stderr))
+    return out
+
+
+def _losses(run_dir) -> np.ndarray:
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    return np.array([[r["policy_loss"], r["value_loss"]] for r in rows])
+
+
+@pytest.mark.integration  # five processes, each compiling a tiny run
+def test_two_processes_stopped_and_resumed_train_as_one_process_with_the_same_batch(tmp_path):
+    one = _train(*RUN, f"output_dir={tmp_path / 'one'}")
+    assert one.returncode == 0, one.stderr[-2000:]
+
+    run_dir = tmp_path / "two"
+    first = _two_processes(*RUN, f"output_dir={run_dir}", "stop_after_chunks=2")
+    for p in first:  # both stop after chunk 2, as a kill would; nothing is lost
+        assert p.returncode == 1 and "stopped after chunk 2/4" in p.stderr, p.stderr[-2000:]
+    assert sorted(x.name for x in (run_dir / "checkpoints").iterdir()) == ["chunk_000001", "chunk_000002"]
+    second = _two_processes(f"resume={run_dir}")
+    for p in second:
+        assert p.returncode == 0, p.stderr[-2000:]
+    assert "process 1 of 2; process 0 writes" in second[1].stdout
+
+    # process 0 alone wrote the run directory: one metrics row per chunk, one results file
+    assert sorted(x.name for x in run_dir.iterdir()) == [
+        ".alem-run",
+        "checkpoints",
+        "config.yaml",
+        "metrics.jsonl",
+        "results.json",
+    ]
+    res = json.loads((run_dir / "results.json").read_text())
+    ref = json.loads((tmp_path / "one" / "results.json").read_text())
+    assert res["processes"] == 2 and len(res["jax_devices"]) == 2 and res["resumed_from_chunk"] == 2
+    assert ref["processes"] == 1 and "distributed" not in res["config"]
+    # the env batch split over two processes' devices: the same updates, to float tolerance
+    np.testing.assert_allclose(_losses(run_dir), _losses(tmp_path / "one"), rtol=1e-3, atol=1e-6)
+    np.testing.assert_allclose(res["trained_return_per_seed"], ref["trained_return_per_seed"], atol=0.05)
+
+
+@pytest.mark.integration
+def test_a_process_whose_coordinator_never_answers_stops_in_one_line_and_writes_nothing(tmp_path):
+    port = _free_port()
+    res = _train(
+        *RUN,
+        f"output_dir={tmp_path / 'run'}",
+        "distributed.num_processes=2",
+        "distributed.process_id=1",
+        f"distributed.coordinator=127.0.0.1:{port}",
+        "distributed.timeout_s=2",
+        timeout=120,
+    )
+    assert res.returncode == 2, res.stderr[-2000:]
+    lines = res.stderr.strip().splitlines()
+    assert (
+        len(lines) == 1
+        and f"distributed.coordinator=127.0.0.1:{port}: nothing answered there for 2 s" in lines[0]
+    )
+    assert not (tmp_path / "run").exists()
+    # a multi-process run names its output folder (each process writes its checkpoint shards there)
+    res = _train(
+        *RUN, "distributed.num_processes=2", "distributed.process_id=1", "distributed.coordinator=h:1"
+    )
+    assert res.returncode == 2 and "a multi-process run needs output_dir=" in res.stderr
