@@ -154,6 +154,11 @@ def override_problem(config_name: str, args: list[str]) -> str | None:
             known = [str(k) for k in node] if hasattr(node, "keys") else []
         except HydraException:
             known = []
+        if parent == "sweep":  # a knob that changes the program: the multirun sweeps it
+            return (
+                f"{key}: a vmapped sweep varies {known} in one compiled program; {leaf} is not one of "
+                f"them (a structural knob is swept with Hydra's multirun: python -m alem.train -m algo.{leaf}=<a>,<b>)"
+            )
         hint = did_you_mean(leaf, known)
         if parent and hint:
             hint = hint.replace("'", f"'{parent}.", 1)

@@ -45,7 +45,8 @@ def load_trained(
     recurrent: bool = False,
     transfer: bool = False,
 ):
-    """``(learner, actor_params)`` of seed ``seed_index`` of a finished or checkpointed run.
+    """``(learner, actor_params)`` of seed ``seed_index`` of a finished or checkpointed run (of a
+    vmapped sweep's run: its row ``seed_index``, ``configuration * num_seeds + seed``).
 
     ``snapshot=k``: the actor of slot ``k`` of a self-play run's opponent pool instead of the
     final one (the critic stays the final one; acting does not use it). A recurrent run is
@@ -79,8 +80,12 @@ def load_trained(
         env = _trained_env(res, run_dir, lcfg, play_env)
     elif res["env_id"] != env.id:
         raise AlemError(f"{run_dir} was trained on {res['env_id']!r}, not {env.id!r}")
-    if not 0 <= seed_index < res["num_seeds"]:
-        raise AlemError(f"seed_index={seed_index} out of range: the run has {res['num_seeds']} seeds")
+    rows = res.get("rows", res["num_seeds"])  # a vmapped sweep: configuration-major (configuration, seed) rows
+    if not isinstance(rows, int) or isinstance(rows, bool) or rows < 1:
+        raise CheckpointError(f"{results}: rows is {rows!r}, not a positive integer")
+    if not 0 <= seed_index < rows:
+        what = f"{rows} rows (configurations x seeds)" if "rows" in res else f"{res['num_seeds']} seeds"
+        raise AlemError(f"seed_index={seed_index} out of range: the run has {what}")
     if lcfg.recurrent and not recurrent:
         raise AlemError(
             "recurrent checkpoints cannot be played by the evaluator yet (feed-forward only); "
@@ -93,7 +98,7 @@ def load_trained(
     found = latest(run_dir)
     if found is None:
         raise CheckpointError(f"{run_dir}: no checkpoint")
-    keys = jax.vmap(jax.random.key)(jnp.arange(res["num_seeds"]))
+    keys = jax.vmap(jax.random.key)(jnp.arange(rows))
     template = zeros_like(jax.eval_shape(jax.vmap(learner.init), keys))  # shapes only: no init to run
     state = restore(found[1], template)
     params = jax.tree.map(lambda x: x[seed_index], state.params)

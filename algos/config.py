@@ -123,6 +123,11 @@ def _wrong_type(value: Any, hint: Any) -> str | None:
     )
 
 
+#: Continuous knobs of the PPO core that one compiled program can vary per row (``sweep.<knob>``):
+#: read from the learner state's ``hyper`` where swept, from the config otherwise.
+SWEEPABLE = ("lr", "ent_coef", "clip_eps", "gamma", "gae_lambda")
+
+
 @dataclasses.dataclass(frozen=True)
 class LearnerConfig(RunConfig):
     """Hyperparameters of the PPO core; all static (changing one recompiles)."""
@@ -198,8 +203,16 @@ class LearnerConfig(RunConfig):
     psro_eval_steps: int = 32  # psro: steps of that evaluation (every episode that ends counts)
     # population play against a fixed pool of trained partners (cooperative envs; alem.arena.crossplay)
     partners: str | None = None  # <manifest>[:split] (split train when none): the ego learns in one seat
+    # the knobs a vmapped sweep varies per row (alem.train's sweep.*): read from the learner state
+    sweep: tuple[str, ...] = ()
 
     def __post_init__(self):
+        object.__setattr__(self, "sweep", tuple(self.sweep))  # a list from results.json
+        bad = [k for k in self.sweep if k not in SWEEPABLE]
+        if bad:
+            raise LearnerConfigError(
+                f"algo.sweep names {bad}; the knobs a vmapped sweep varies are {list(SWEEPABLE)}"
+            )
         for field, choices in _CHOICES.items():
             value = getattr(self, field)
             if value not in choices:

@@ -93,7 +93,11 @@ class Learner(UnitLayout, sp.SelfPlayMatches):
     partner_actor: Any = None
 
     # ------------------------------------------------------------------ init
-    def init(self, key: jax.Array, env_params: Any = None) -> LearnerState:
+    def init(
+        self, key: jax.Array, env_params: Any = None, hyper: dict[str, Any] | None = None
+    ) -> LearnerState:
+        """A fresh state; ``hyper``: this row's values of the swept knobs (``cfg.sweep``; the
+        config's own values where not given)."""
         c = self.cfg
         env_params = self.env.default_params if env_params is None else env_params
         k_env, k_actor, k_critic, key = jax.random.split(key, 4)
@@ -140,7 +144,12 @@ class Learner(UnitLayout, sp.SelfPlayMatches):
             jnp.int32(0),
             pool,
             match,
+            {k: jnp.asarray((hyper or {}).get(k, getattr(c, k)), jnp.float32) for k in c.sweep} or None,
         )
+
+    def knob(self, state: LearnerState, name: str) -> Any:
+        """Knob ``name`` of the row ``state`` belongs to: the swept value, else the config's."""
+        return state.hyper[name] if name in self.cfg.sweep else getattr(self.cfg, name)
 
     @property
     def schedule_steps(self) -> int:
@@ -156,7 +165,8 @@ class Learner(UnitLayout, sp.SelfPlayMatches):
     @property
     def tx(self) -> optax.GradientTransformation:
         c = self.cfg
-        lr = optax.linear_schedule(c.lr, 0.0, self.schedule_steps) if c.anneal_lr else c.lr
+        base = 1.0 if "lr" in c.sweep else c.lr  # swept: each row scales the steps by its own lr
+        lr = optax.linear_schedule(base, 0.0, self.schedule_steps) if c.anneal_lr else base
         return optax.chain(optax.clip_by_global_norm(c.max_grad_norm), optax.adam(lr, eps=1e-5))
 
     # ------------------------------------------------------------------ acting
@@ -327,23 +337,25 @@ class Learner(UnitLayout, sp.SelfPlayMatches):
         value = old.astype(jnp.float32) + (c.anneal_param_end - old.astype(jnp.float32)) * frac
         return env_params.replace(**{c.anneal_param: value.astype(old.dtype)})
 
-    def entropy_coef(self, update: jax.Array) -> jax.Array:
-        """The entropy bonus's coefficient at update ``update`` (0-based): ``ent_coef``, or
-        linearly from ``ent_coef`` to ``ent_coef_end`` over the run when that is >= 0."""
+    def entropy_coef(self, update: jax.Array, start: Any = None) -> jax.Array:
+        """The entropy bonus's coefficient at update ``update`` (0-based): ``ent_coef`` (or
+        ``start``, a swept row's), or linearly from it to ``ent_coef_end`` over the run when that is >= 0."""
         c = self.cfg
-        return linear_coef(update, c.ent_coef, c.ent_coef_end, c.num_updates)
+        return linear_coef(update, c.ent_coef if start is None else start, c.ent_coef_end, c.num_updates)
 
     def optimise(
         self, state: LearnerState, batch, hidden0, adv, targets, agent_w, role_mask, key, normalize=True
     ):
         """Epochs x minibatches of gradient steps on the roles in ``role_mask``; ``agent_w`` weights units."""
         c = self.cfg
-        clip_eps = c.clip_eps / self.n if c.clip_scale_by_agents else c.clip_eps
+        clip = self.knob(state, "clip_eps")
+        clip_eps = clip / self.n if c.clip_scale_by_agents else clip
         mb_size = c.num_envs // c.num_minibatches
+        ent_coef = self.entropy_coef(state.update, self.knob(state, "ent_coef"))
         grad_fn = jax.value_and_grad(
-            functools.partial(self.loss, normalize=normalize, ent_coef=self.entropy_coef(state.update)),
-            has_aux=True,
+            functools.partial(self.loss, normalize=normalize, ent_coef=ent_coef), has_aux=True
         )
+        lr = self.knob(state, "lr") if "lr" in c.sweep else None
 
         def minibatch(carry, idx):
             params, opt_state = carry
@@ -354,6 +366,8 @@ class Learner(UnitLayout, sp.SelfPlayMatches):
                 params, mb, h0, take_t(adv), take_t(targets), agent_w, state.betas, state.value_norm, clip_eps
             )
             updates, new_opt = jax.vmap(self.tx.update)(grads, opt_state, params)
+            if lr is not None:
+                updates = jax.tree.map(lambda u: u * lr, updates)
             new_params = optax.apply_updates(params, updates)
             if role_mask is None:  # every role updates
                 params, opt_state = new_params, new_opt
@@ -383,7 +397,6 @@ class Learner(UnitLayout, sp.SelfPlayMatches):
     def advantages(self, state: LearnerState, batch: Batch, env_params: Any) -> tuple[jax.Array, jax.Array]:
         """GAE advantages and value targets of a rollout ``batch``, ``state`` being the learner's
         state after it (its critic values the observation after the last step)."""
-        c = self.cfg
         gstate = self._global_state(state.env_state, env_params)
         _, c_in = self.inputs(state.timestep.obs, gstate, state.timestep.acting)
         _, _, last_v = self.values(state.params, state.hidden["critic"], c_in, state.resets, state.value_norm)
@@ -392,8 +405,8 @@ class Learner(UnitLayout, sp.SelfPlayMatches):
             batch.value,
             batch.done,
             last_v,
-            c.gamma,
-            c.gae_lambda,
+            self.knob(state, "gamma"),
+            self.knob(state, "gae_lambda"),
             batch.truncated,
             batch.final_value,
         )

@@ -56,6 +56,7 @@ class LearnerState:
     update: jax.Array  # int32 [] updates done
     pool: Any = None  # self-play only: the opponent pool (alem.algos.selfplay.Pool)
     match: Any = None  # self-play only: {"seat": int32 [E], "slot": int32 [E]} of each env's episode
+    hyper: Any = None  # a vmapped sweep only: {knob: float32 []} of this row (LearnerConfig.sweep)
 
     #: Fields with the env batch as their leading axis: a data-parallel run splits them over
     #: devices and replicates the rest (:func:`alem.training.shard_state`).

@@ -54,6 +54,7 @@ from alem.training import (
     train,
 )
 from alem.training.devices import check_memory, device_mesh
+from alem.training.sweep import Sweep, parse_sweep
 
 __all__ = ["WANDB_MODES", "Plan", "main", "plan", "run"]
 
@@ -82,6 +83,7 @@ class Plan:
     mesh: Any = None
     lcfg: Any = None  # LearnerConfig of a PPO-core learner (None for the random baseline)
     eval_steps: int | None = None
+    sweep: Sweep | None = None  # sweep.*: the configurations vmapped beside the seeds
 
 
 def _positive(cfg: DictConfig, key: str, where: str = "") -> int:
@@ -105,6 +107,7 @@ def _plan_random(cfg: DictConfig, env: alem.MultiAgentEnv) -> Plan:
     per_update = num_envs * num_steps
     # One rollout per chunk: the random baseline reports every rollout.
     schedule = Schedule(seed, num_seeds, 1, -(-total_steps // per_update), per_update)
+    parse_sweep(cfg.get("sweep"), None)  # refuses any sweep.*: nothing to vary
     return Plan(RandomLearner(env, num_envs, num_steps), schedule, device_mesh(cfg))
 
 
@@ -126,6 +129,9 @@ def _plan_learner(cfg: DictConfig, env: alem.MultiAgentEnv) -> Plan:
         per_update = lcfg.num_envs * lcfg.num_steps
         # Whole chunks: the learning-rate schedule covers exactly the updates that run.
         lcfg = dataclasses.replace(lcfg, total_steps=num_chunks * chunk_updates * per_update)
+        sweep = parse_sweep(cfg.get("sweep"), lcfg)
+        if sweep is not None:
+            lcfg = dataclasses.replace(lcfg, sweep=tuple(sweep.knobs))
         partners = None
         if not value_based and lcfg.partners is not None:
             lcfg, partners = _partner_actors(lcfg, env)
@@ -135,8 +141,10 @@ def _plan_learner(cfg: DictConfig, env: alem.MultiAgentEnv) -> Plan:
     except LearnerConfigError as e:
         raise ConfigError(str(e)) from None
     mesh = device_mesh(cfg)
-    schedule = Schedule(seed, num_seeds, chunk_updates, num_chunks, per_update)
-    return Plan(learner, schedule, mesh, lcfg, _check_eval(cfg, env, lcfg.num_steps))
+    schedule = Schedule(
+        seed, num_seeds, chunk_updates, num_chunks, per_update, 1 if sweep is None else sweep.size
+    )
+    return Plan(learner, schedule, mesh, lcfg, _check_eval(cfg, env, lcfg.num_steps), sweep)
 
 
 def _partner_actors(lcfg: Any, env: alem.MultiAgentEnv) -> tuple[Any, Any]:
@@ -247,14 +255,14 @@ def _results(env: alem.MultiAgentEnv, p: Plan, r: TrainResult, resuming: bool) -
     """The learner's part of ``results.json``: run size and timing, and per learner kind either
     the episode statistics (random) or the final evaluation (PPO)."""
     s = p.schedule
-    ran = (s.num_chunks - r.start_chunk) * s.env_steps_per_chunk * s.num_seeds
+    ran = (s.num_chunks - r.start_chunk) * s.env_steps_per_chunk * s.rows
     out: dict[str, Any] = {
         "agents": list(env.agents),
         "seeds": s.seeds,
         "num_seeds": s.num_seeds,
         "num_chunks": s.num_chunks,
         "env_steps_per_seed": s.env_steps,
-        "env_steps": s.env_steps * s.num_seeds,
+        "env_steps": s.env_steps * s.rows,
         "wall_time_s": r.wall_s,
         "first_chunk_s": r.first_chunk_s,
         "steps_per_s": ran / max(r.wall_s, 1e-9),
@@ -277,7 +285,7 @@ def _results(env: alem.MultiAgentEnv, p: Plan, r: TrainResult, resuming: bool) -
             "episodes_per_seed": jsonable(episodes),
             "illegal_actions": int(r.totals["illegal_actions"].sum()),
             "steps_per_s_after_first_chunk": (
-                (s.num_chunks - 1) * s.env_steps_per_chunk * s.num_seeds / steady
+                (s.num_chunks - 1) * s.env_steps_per_chunk * s.rows / steady
                 if s.num_chunks > 1 and steady > 0
                 else None
             ),
@@ -294,12 +302,20 @@ def _results(env: alem.MultiAgentEnv, p: Plan, r: TrainResult, resuming: bool) -
     for name in (f"{o}_rate" for o in env.outcomes):  # the env's episode outcomes (SMAX: won_rate, ...)
         trained_rate, random_rate = (evaluation[f"{who}_{name}_mean"] for who in ("trained", "random"))
         print(f"  {name}: trained {_percent(trained_rate)}, random {_percent(random_rate)}", flush=True)
+    sweep = {}
+    if p.sweep is not None:  # rows are (configuration, seed): the per-seed fields hold every row
+        configurations = p.sweep.results(trained, s.num_seeds)
+        for c in configurations:
+            knobs = " ".join(f"{k}={c[k]:g}" for k in p.sweep.knobs)
+            print(f"  {knobs:<30} trained {c['trained_return_mean']:.4g}", flush=True)
+        sweep = {"rows": s.rows, "sweep": {"knobs": p.sweep.knobs, "configurations": configurations}}
     return {
         **out,
         "learner": dataclasses.asdict(p.lcfg),
         "roles": p.learner.roles.tolist(),
         "updates": s.num_chunks * s.chunk_updates,
         "resumed_from_chunk": r.start_chunk if resuming else None,
+        **sweep,
         **evaluation,
     }
 
@@ -374,6 +390,7 @@ def run(cfg: DictConfig, output_dir: str | Path, overrides: list[str] | None = N
             checkpoint_dir=output_dir,
             resume=resuming,
             stop_after_chunks=cfg.get("stop_after_chunks"),
+            hyper=None if p.sweep is None else p.sweep.hyper(p.schedule.num_seeds),
         )
         # 5. Results.
         results = {
@@ -420,6 +437,7 @@ def _follow(
         checkpoint_dir=output_dir,
         resume=resuming,
         stop_after_chunks=cfg.get("stop_after_chunks"),
+        hyper=None if p.sweep is None else p.sweep.hyper(p.schedule.num_seeds),
     )
     del result  # process 0 evaluates the (replicated) parameters on its own devices
     return path

@@ -58,11 +58,11 @@ def check_memory(env: MultiAgentEnv, learner: Any, schedule: Schedule, mesh: Any
     if available is None:
         return
     s = schedule
-    state = jax.eval_shape(lambda: jax.vmap(learner.init)(seed_keys(s.seed, s.num_seeds)))
+    state = jax.eval_shape(lambda: jax.vmap(learner.init)(seed_keys(s.seed, s.rows)))
     need = sum(_nbytes(x) for x in jax.tree.leaves(state))
     if lcfg is not None:
         _, ts = jax.eval_shape(env.reset, jax.random.key(0), env.default_params)
-        need += s.num_seeds * lcfg.num_steps * lcfg.num_envs * _nbytes(ts.obs)
+        need += s.rows * lcfg.num_steps * lcfg.num_envs * _nbytes(ts.obs)
     if need > available:
         raise ConfigError(
             f"these sizes need at least {need / 2**30:,.1f} GiB (the learner state of algo.num_envs="

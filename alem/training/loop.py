@@ -65,17 +65,36 @@ class Trainable(Protocol):
 @dataclasses.dataclass(frozen=True)
 class Schedule:
     """How a run is cut: seeds ``seed .. seed + num_seeds - 1``, ``num_chunks`` compiled chunks of
-    ``chunk_updates`` updates, each update ``steps_per_update`` env steps per seed."""
+    ``chunk_updates`` updates, each update ``steps_per_update`` env steps per seed.
+
+    ``configs`` > 1: a vmapped sweep of that many learner configurations, every one on the same
+    seeds; the compiled program's leading axis then has a *row* per (configuration, seed),
+    configuration-major (row ``k * num_seeds + i`` is configuration ``k``, seed ``seed + i``).
+    """
 
     seed: int
     num_seeds: int
     chunk_updates: int
     num_chunks: int
     steps_per_update: int
+    configs: int = 1
 
     @property
     def seeds(self) -> list[int]:
         return list(range(self.seed, self.seed + self.num_seeds))
+
+    @property
+    def rows(self) -> int:
+        """Rows of the vmapped program: configurations x seeds."""
+        return self.configs * self.num_seeds
+
+    def row_labels(self, row: int) -> dict[str, int]:
+        """``{"seed": s}``, and ``"config": k`` in a sweep: what a metrics row names its row by."""
+        seed = self.seed + row % self.num_seeds
+        return {"config": row // self.num_seeds, "seed": seed} if self.configs > 1 else {"seed": seed}
+
+    def row_name(self, row: int) -> str:
+        return "/".join(f"{k}{v}" for k, v in self.row_labels(row).items())
 
     @property
     def env_steps_per_chunk(self) -> int:
@@ -89,7 +108,8 @@ class Schedule:
 
 @dataclasses.dataclass(frozen=True)
 class ChunkStats:
-    """What the sinks get after a chunk; arrays have the seed axis first (``[S]``, ``[S, N]``)."""
+    """What the sinks get after a chunk; arrays have the row axis first (``[S]``, ``[S, N]``: a row
+    per seed, or per configuration and seed in a sweep, :class:`Schedule`)."""
 
     chunk: int  # 0-based index of the chunk just done
     schedule: Schedule
@@ -117,7 +137,7 @@ class ChunkStats:
     @property
     def steps_per_s(self) -> float:
         """Env steps per second over all seeds in this chunk."""
-        return self.schedule.env_steps_per_chunk * self.schedule.num_seeds / max(self.seconds, 1e-9)
+        return self.schedule.env_steps_per_chunk * self.schedule.rows / max(self.seconds, 1e-9)
 
     @property
     def seed_return(self) -> np.ndarray:
@@ -184,7 +204,7 @@ def _chunk_stats(chunk: int, schedule: Schedule, seconds: float, first: bool, m:
     with warnings.catch_warnings():  # a metric may be NaN in updates where it is undefined
         warnings.simplefilter("ignore", RuntimeWarning)
         losses = {
-            k: np.nanmean(np.asarray(v, np.float64).reshape(schedule.num_seeds, -1), axis=1)
+            k: np.nanmean(np.asarray(v, np.float64).reshape(schedule.rows, -1), axis=1)
             for k, v in m.items()
             if k not in EPISODE_SUMS and np.issubdtype(np.asarray(v).dtype, np.floating)
         }
@@ -197,7 +217,7 @@ def _chunk_stats(chunk: int, schedule: Schedule, seconds: float, first: bool, m:
         episodes=episodes,
         episode_return=mean_return(np.asarray(m["return_sum"]).sum(1), episodes),
         episode_length=length,
-        illegal_actions=np.asarray(m["illegal_actions"]).reshape(schedule.num_seeds, -1).sum(1),
+        illegal_actions=np.asarray(m["illegal_actions"]).reshape(schedule.rows, -1).sum(1),
         losses=losses,
         outcomes=outcome_rates(counts, episodes),
     )
@@ -212,7 +232,8 @@ def _check_finite(m: dict, chunk: int, schedule: Schedule, checkpoint_dir: str |
         bad = ~np.isfinite(np.asarray(m[key], np.float64))  # [S, chunk_updates]
         if not bad.any():
             continue
-        seeds = [schedule.seed + int(s) for s in np.flatnonzero(bad.any(axis=1))]
+        rows = np.flatnonzero(bad.any(axis=1))
+        seeds = [schedule.row_name(int(r)) if schedule.configs > 1 else schedule.seed + int(r) for r in rows]
         update = chunk * schedule.chunk_updates + int(np.flatnonzero(bad.any(axis=0))[0]) + 1
         kept = (
             f"; the checkpoint after chunk {chunk} (the one before) is kept"
@@ -235,6 +256,7 @@ def train(
     checkpoint_dir: str | Path | None = None,
     resume: bool = False,
     stop_after_chunks: int | None = None,
+    hyper: dict[str, Any] | None = None,
 ) -> TrainResult:
     """Run ``learner`` as ``schedule`` says; every sink gets ``start(first_chunk)``, then
     ``chunk(ChunkStats)`` after each chunk.
@@ -244,6 +266,8 @@ def train(
     ``stop_after_chunks`` stops (:class:`TrainingInterrupted`) after that many chunks, as a
     kill would, for testing resumes. A loss that is no longer finite (:data:`DIVERGENCE_WATCH`)
     stops the run with :class:`TrainingDiverged` before that chunk reaches a sink or a checkpoint.
+    ``hyper``: a vmapped sweep's hyperparameters, ``name -> [schedule.rows]`` values (one per
+    row), handed to ``learner.init(key, hyper=...)`` (the PPO core's ``algo.sweep``).
     """
     from alem.training import checkpoint
 
@@ -255,8 +279,12 @@ def train(
     # 1. Seeds and the compiled programs: init and one chunk, vmapped over seeds.
     # With a mesh, the state is made where it lives (out_shardings), never on one device first:
     # across processes (jax.distributed) no process could hold it, and each makes only its part.
-    keys = seed_keys(schedule.seed, schedule.num_seeds)
-    vmapped_init = jax.vmap(learner.init)
+    keys = jnp.tile(seed_keys(schedule.seed, schedule.num_seeds), schedule.configs)  # [rows]
+    if hyper:  # a row's swept hyperparameters go into its state (learner.init(key, hyper=...))
+        rows = {k: jnp.asarray(v, jnp.float32) for k, v in hyper.items()}
+        vmapped_init = lambda k: jax.vmap(lambda kk, h: learner.init(kk, hyper=h))(k, rows)
+    else:
+        vmapped_init = jax.vmap(learner.init)
     chunk = jax.vmap(lambda st: learner.run(st, schedule.chunk_updates))
     if mesh is None:
         init, chunk_fn = jax.jit(vmapped_init), jax.jit(chunk)

@@ -110,12 +110,12 @@ class JsonlMetrics:
         self._out = JsonlWriter(self.path)
 
     def chunk(self, s: ChunkStats) -> None:
-        for i, seed in enumerate(s.schedule.seeds):
+        for i in range(s.schedule.rows):
             self._out.write(
                 {
                     "chunk": s.chunk,
                     "update": s.update,
-                    "seed": seed,
+                    **s.schedule.row_labels(i),
                     "env_steps": s.env_steps,
                     "episodes": int(s.episodes[i]),
                     "episode_return": jsonable(s.seed_return[i]),
@@ -185,8 +185,8 @@ class WandbSink:
             log["episode_return/mean"] = float(np.mean(per_agent))
             log.update({f"episode_return/{a}": float(v) for a, v in zip(self.agents, per_agent, strict=True)})
             log["episode_length"] = float(np.nanmean(s.episode_length))
-        for seed, ret in zip(s.schedule.seeds, s.seed_return, strict=True):  # vmapped seeds' own curves
-            log[f"seed{seed}/episode_return"] = float(ret)
+        for i, ret in enumerate(s.seed_return):  # vmapped seeds' (and swept configurations') own curves
+            log[f"{s.schedule.row_name(i)}/episode_return"] = float(ret)
         for k, v in s.outcomes.items():
             if np.isfinite(v).any():
                 log[k] = float(np.nanmean(v))
