@@ -145,7 +145,11 @@ def test_ctrl_c_inside_a_c_extension_import_is_an_interrupt_not_a_traceback(tmp_
         ("config", ["algo.lr=1,2"], "Ambiguous value for argument 'algo.lr=1,2'; 1. To use it as a list"),
         ("evaluate", ["llm=scripted", "llm.temperature=0.5"], "llm.temperature is not an option"),
         ("partners", ["num_seed=2"], "num_seed is not an option (did you mean 'num_seeds'?)"),
-        ("config", ["sweep.hidden=[8,16]"], "hidden is not one of them (a structural knob is swept with Hydra's"),
+        (
+            "config",
+            ["sweep.hidden=[8,16]"],
+            "hidden is not one of them (a structural knob is swept with Hydra's",
+        ),
     ],
 )
 def test_an_override_hydra_refuses_is_one_line_naming_it(config, args, said):
