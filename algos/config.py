@@ -205,6 +205,8 @@ class LearnerConfig(RunConfig):
     partners: str | None = None  # <manifest>[:split] (split train when none): the ego learns in one seat
     # the knobs a vmapped sweep varies per row (alem.train's sweep.*): read from the learner state
     sweep: tuple[str, ...] = ()
+    #: What ``sweep`` may name (:data:`SWEEPABLE`).
+    sweepable: ClassVar[tuple[str, ...]] = SWEEPABLE
 
     def __post_init__(self):
         object.__setattr__(self, "sweep", tuple(self.sweep))  # a list from results.json

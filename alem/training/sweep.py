@@ -1,7 +1,7 @@
 """Vmapped hyperparameter sweeps: ``python -m alem.train sweep.lr=[1e-3,3e-4] sweep.ent_coef=[0,0.01]``.
 
 Every combination of the listed values (a grid, as Hydra's multirun makes) trains in one compiled
-program beside the seed axis: the PPO core reads the swept knobs (:data:`alem.algos.config.SWEEPABLE`:
+program beside the seed axis: the PPO core reads the swept knobs (``LearnerConfig.sweepable``:
 learning rate, entropy coefficient, clip range, discount, GAE lambda) from each row's learner
 state instead of baking them in, so K configurations x S seeds are K x S rows of one vmapped
 program, compiled once (:class:`~alem.training.loop.Schedule`, ``configs``). Every configuration
@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from alem.errors import ConfigError
+from alem.errors import ConfigError, LearnerConfigError
 
 __all__ = ["Sweep", "parse_sweep"]
 
@@ -65,13 +65,11 @@ class Sweep:
 def parse_sweep(node: Any, lcfg: Any) -> Sweep | None:
     """``sweep.*`` checked against the learner configuration ``lcfg`` (None: no sweep). Each value
     is checked as ``algo.<knob>`` would be; every mistake is one line naming ``sweep.<knob>``."""
-    from alem.algos.config import SWEEPABLE as sweepable
-    from alem.algos.config import LearnerConfigError
-
     given = {str(k): v for k, v in dict(node or {}).items() if v is not None}
     if not given:
         return None
-    if not dataclasses.is_dataclass(lcfg) or "sweep" not in {f.name for f in dataclasses.fields(lcfg)}:
+    sweepable = getattr(type(lcfg), "sweepable", ())  # the PPO core's LearnerConfig names them
+    if not sweepable:
         raise ConfigError(
             f"sweep.{next(iter(given))}: a vmapped sweep varies the PPO core's knobs; this learner "
             "has none to vary per row (sweep it with Hydra's multirun: python -m alem.train -m ...)"
