@@ -30,6 +30,9 @@ class HeuristicPlayer(Player):
             raise ValueError(f"target must be 'nearest' or 'centre', got {target!r}")
         self.target, self.name = target, target
 
+    def program_key(self) -> tuple:
+        return type(self), self.target  # two players of one target act alike: one compiled step
+
     def act(self, key: jax.Array, turn: Turn) -> jax.Array:
         s, i, mask = turn.state, turn.agent, jnp.asarray(turn.action_mask)
         me = s.agent_pos[:, i]  # [B, 2]
