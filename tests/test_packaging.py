@@ -198,10 +198,13 @@ def test_wheel_works_in_a_fresh_venv(wheel, tmp_path):
     assert lines[0].startswith(str(env_dir)), f"alem was not imported from the wheel: {lines[0]}"
 
 
+#: Every id in a lean venv: made, reset and stepped under jit (``trace``: traced with
+#: ``jax.eval_shape``, which runs every import and line of reset and step but compiles nothing).
 LEAN = """
-import jax, jax.numpy as jnp, alem
+import sys, jax, jax.numpy as jnp, alem
 from alem.rollout import random_actions
 from alem.wrappers import BatchedAutoReset, EpisodeStats
+trace = sys.argv[1:] == ["trace"]
 ok, needs_extra = 0, []
 for env_id in sorted(alem.registry()):
     try:
@@ -211,6 +214,13 @@ for env_id in sorted(alem.registry()):
         needs_extra.append(env_id)
         continue
     p = env.default_params
+    if trace:
+        def reset_and_step(k, p, env=env):
+            state, ts = env.reset(k, p)
+            return env.step(k, state, random_actions(env, k, ts), p)
+        jax.eval_shape(reset_and_step, jax.random.key(0), p)
+        ok += 1
+        continue
     state, ts = jax.jit(env.reset)(jax.random.key(0), p)
     state, ts = jax.jit(env.step)(jax.random.key(1), state, random_actions(env, jax.random.key(2), ts), p)
     assert bool(jnp.isfinite(ts.reward).all()), env_id
@@ -226,10 +236,12 @@ print(ok, " ".join(needs_extra))
 
 
 @pytest.mark.integration
-def test_core_wheel_is_lean_and_runs_every_env(wheel, tmp_path):
+def test_core_wheel_is_lean_and_traces_every_env(wheel, tmp_path):
     """``pip install alem`` alone, from the index in an isolated venv: at most 25 distributions,
-    every env id but the gymnax adapters (extra ``gymnax``) makes, resets and steps under jit and
-    vmap, and a feature of an extra fails with one line naming its install."""
+    every env id but the gymnax adapters (extra ``gymnax``) makes, and traces its reset and step
+    (every import and line they run; compiling and stepping every id in a lean venv is the test
+    below, on the oldest JAX, and on the newest in the default tier's smoke), the wrappers compile
+    and step under vmap, and a feature of an extra fails with one line naming its install."""
     env_dir = tmp_path / "venv"
     venv.create(env_dir, with_pip=True)
     py = env_dir / "bin" / "python"
@@ -244,7 +256,9 @@ def test_core_wheel_is_lean_and_runs_every_env(wheel, tmp_path):
     clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     # the check is that every id compiles and steps, not how fast: LLVM -O0 compiles ~35% sooner
     lean_env = {**clean, "XLA_FLAGS": "--xla_backend_optimization_level=0"}
-    res = subprocess.run([py, "-c", LEAN], cwd=tmp_path, capture_output=True, text=True, env=lean_env)
+    res = subprocess.run(
+        [py, "-c", LEAN, "trace"], cwd=tmp_path, capture_output=True, text=True, env=lean_env
+    )
     assert res.returncode == 0, res.stderr[-3000:]
     ok, *needs_extra = res.stdout.split()
     import alem
