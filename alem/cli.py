@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from alem.errors import AlemError, ConfigError
+from alem.errors import AlemError, ConfigError, PeerLost
 
 __all__ = [
     "hydra_app",
@@ -77,7 +77,11 @@ def hydra_app(prog: str, config_name: str, body: Callable[[Any], None]) -> Calla
             body(cfg)
         except AlemError as e:
             print(f"{prog}: error: {e}", file=sys.stderr, flush=True)
-            sys.exit(1 if wrote_anything() else 2)
+            code = 1 if wrote_anything() else 2
+            if isinstance(e, PeerLost):  # a clean exit would wait forever in JAX's distributed shutdown
+                sys.stdout.flush()
+                os._exit(code)
+            sys.exit(code)
         except (KeyboardInterrupt, ImportError) as e:
             # A Ctrl-C inside a C extension's module initialisation (orbax's tensorstore) comes
             # out as "ImportError: initialization failed", caused by the KeyboardInterrupt.

@@ -25,6 +25,7 @@ __all__ = [
     "RunDirError",
     "CorruptFileError",
     "TrainingInterrupted",
+    "PeerLost",
     "EvaluationStopped",
     "TextBackendError",
     "BackendUnavailable",
@@ -92,6 +93,11 @@ class CorruptFileError(AlemError, ValueError):
 
 class TrainingInterrupted(AlemError):
     """The run stopped early on request (``stop_after_chunks``); ``resume=<run dir>`` continues it."""
+
+
+class PeerLost(AlemError):
+    """Another process of a multi-process run stopped; this one cannot go on (the CLI exits at
+    once: JAX's shutdown would wait for the lost process)."""
 
 
 class TrainingDiverged(AlemError):

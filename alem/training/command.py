@@ -382,16 +382,17 @@ def run(cfg: DictConfig, output_dir: str | Path, overrides: list[str] | None = N
         wandb,
     ]
     try:
-        result = train(
-            p.learner,
-            p.schedule,
-            sinks,
-            mesh=p.mesh,
-            checkpoint_dir=output_dir,
-            resume=resuming,
-            stop_after_chunks=cfg.get("stop_after_chunks"),
-            hyper=None if p.sweep is None else p.sweep.hyper(p.schedule.num_seeds),
-        )
+        with distributed.peers_watched(procs, output_dir):
+            result = train(
+                p.learner,
+                p.schedule,
+                sinks,
+                mesh=p.mesh,
+                checkpoint_dir=output_dir,
+                resume=resuming,
+                stop_after_chunks=cfg.get("stop_after_chunks"),
+                hyper=None if p.sweep is None else p.sweep.hyper(p.schedule.num_seeds),
+            )
         # 5. Results.
         results = {
             "env_id": env.id,
@@ -430,15 +431,16 @@ def _follow(
     if resuming and _results_config(path) == config:
         return path  # process 0 finds the run finished too, and stops
     print(f"alem.train: process {procs.index} of {procs.count}; process 0 writes {output_dir}", flush=True)
-    result = train(
-        p.learner,
-        p.schedule,
-        mesh=p.mesh,
-        checkpoint_dir=output_dir,
-        resume=resuming,
-        stop_after_chunks=cfg.get("stop_after_chunks"),
-        hyper=None if p.sweep is None else p.sweep.hyper(p.schedule.num_seeds),
-    )
+    with distributed.peers_watched(procs, output_dir):
+        result = train(
+            p.learner,
+            p.schedule,
+            mesh=p.mesh,
+            checkpoint_dir=output_dir,
+            resume=resuming,
+            stop_after_chunks=cfg.get("stop_after_chunks"),
+            hyper=None if p.sweep is None else p.sweep.hyper(p.schedule.num_seeds),
+        )
     del result  # process 0 evaluates the (replicated) parameters on its own devices
     return path
 

@@ -16,15 +16,17 @@ which this module selects unless the environment chose another.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import socket
 import time
+from collections.abc import Iterator
 from typing import Any
 
-from alem.errors import ConfigError
+from alem.errors import ConfigError, PeerLost
 
-__all__ = ["Processes", "DistributedConfig", "check", "connect"]
+__all__ = ["Processes", "DistributedConfig", "check", "connect", "peers_watched"]
 
 #: ``distributed.*`` options (configs/config.yaml).
 OPTIONS = ("num_processes", "process_id", "coordinator", "timeout_s")
@@ -159,3 +161,23 @@ def connect(dc: DistributedConfig) -> Processes:
     except (RuntimeError, ValueError) as e:  # JAX in use already; no cluster found for 'auto'
         raise ConfigError(f"distributed: {str(e).splitlines()[0]}") from None
     return Processes(jax.process_index(), jax.process_count())
+
+
+@contextlib.contextmanager
+def peers_watched(procs: Processes, run_dir: Any) -> Iterator[None]:
+    """In a multi-process run, a failed exchange between the processes (most often: another
+    process stopped) becomes :class:`~alem.errors.PeerLost`, one line saying how to resume."""
+    if procs.count == 1:
+        yield
+        return
+    import jax
+
+    try:
+        yield
+    except jax.errors.JaxRuntimeError as e:
+        first = (str(e).splitlines() or [type(e).__name__])[0][:300]
+        raise PeerLost(
+            f"process {procs.index} of {procs.count}: the processes stopped exchanging data ({first}); "
+            f"most often another process stopped. The checkpoints in {run_dir} are kept: start every "
+            f"process again with resume={run_dir}"
+        ) from None

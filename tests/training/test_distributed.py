@@ -170,3 +170,39 @@ def test_a_process_whose_coordinator_never_answers_stops_in_one_line_and_writes_
         *RUN, "distributed.num_processes=2", "distributed.process_id=1", "distributed.coordinator=h:1"
     )
     assert res.returncode == 2 and "a multi-process run needs output_dir=" in res.stderr
+
+
+@pytest.mark.integration
+def test_a_process_killed_mid_run_stops_the_other_in_one_line_and_the_run_resumes(tmp_path):
+    """SIGKILL of process 1 after its first checkpoint: process 0 stops at its next exchange with
+    one line and exit status 1 (it used to print a traceback and then hang in JAX's shutdown,
+    waiting for the dead process); the checkpoints are kept and both processes resume the run."""
+    run_dir = tmp_path / "run"
+    args = [*RUN, "algo.total_steps=640", "chunk_updates=1", f"output_dir={run_dir}"]  # 20 chunks
+    common = ["distributed.num_processes=2", f"distributed.coordinator=127.0.0.1:{_free_port()}"]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "alem.train", *args, *common, f"distributed.process_id={i}"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=CPU,
+        )
+        for i in (0, 1)
+    ]
+    deadline = time.monotonic() + 240
+    while not (run_dir / "checkpoints" / "chunk_000001").exists():
+        assert time.monotonic() < deadline and procs[0].poll() is None, "no first checkpoint"
+        time.sleep(0.05)
+    procs[1].kill()
+    procs[1].communicate(timeout=60)
+    _, stderr = procs[0].communicate(timeout=120)  # no hang
+    lines = stderr.strip().splitlines()
+    assert procs[0].returncode == 1, stderr[-2000:]
+    assert len(lines) == 1 and "the processes stopped exchanging data" in lines[0], stderr[-2000:]
+    assert f"resume={run_dir}" in lines[0]
+    assert not (run_dir / "results.json").exists()
+    for p in _two_processes(f"resume={run_dir}"):
+        assert p.returncode == 0, p.stderr[-2000:]
+    res = json.loads((run_dir / "results.json").read_text())
+    assert res["resumed_from_chunk"] >= 1 and len(_losses(run_dir)) == 20
