@@ -382,17 +382,7 @@ def run(cfg: DictConfig, output_dir: str | Path, overrides: list[str] | None = N
         wandb,
     ]
     try:
-        with distributed.peers_watched(procs, output_dir):
-            result = train(
-                p.learner,
-                p.schedule,
-                sinks,
-                mesh=p.mesh,
-                checkpoint_dir=output_dir,
-                resume=resuming,
-                stop_after_chunks=cfg.get("stop_after_chunks"),
-                hyper=None if p.sweep is None else p.sweep.hyper(p.schedule.num_seeds),
-            )
+        result = _train(p, cfg, output_dir, resuming, procs, sinks)
         # 5. Results.
         results = {
             "env_id": env.id,
@@ -417,6 +407,23 @@ def run(cfg: DictConfig, output_dir: str | Path, overrides: list[str] | None = N
     return path
 
 
+def _train(
+    p: Plan, cfg: DictConfig, output_dir: Path, resuming: bool, procs: distributed.Processes, sinks: list = ()
+) -> TrainResult:
+    """The plan's training on this process (the one loop; checkpoints in ``output_dir``)."""
+    with distributed.peers_watched(procs, output_dir):
+        return train(
+            p.learner,
+            p.schedule,
+            sinks,
+            mesh=p.mesh,
+            checkpoint_dir=output_dir,
+            resume=resuming,
+            stop_after_chunks=cfg.get("stop_after_chunks"),
+            hyper=None if p.sweep is None else p.sweep.hyper(p.schedule.num_seeds),
+        )
+
+
 def _follow(
     cfg: DictConfig,
     p: Plan,
@@ -431,17 +438,7 @@ def _follow(
     if resuming and _results_config(path) == config:
         return path  # process 0 finds the run finished too, and stops
     print(f"alem.train: process {procs.index} of {procs.count}; process 0 writes {output_dir}", flush=True)
-    with distributed.peers_watched(procs, output_dir):
-        result = train(
-            p.learner,
-            p.schedule,
-            mesh=p.mesh,
-            checkpoint_dir=output_dir,
-            resume=resuming,
-            stop_after_chunks=cfg.get("stop_after_chunks"),
-            hyper=None if p.sweep is None else p.sweep.hyper(p.schedule.num_seeds),
-        )
-    del result  # process 0 evaluates the (replicated) parameters on its own devices
+    _train(p, cfg, output_dir, resuming, procs)  # process 0 evaluates the (replicated) parameters
     return path
 
 

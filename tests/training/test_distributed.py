@@ -89,21 +89,27 @@ def _train(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
     )
 
 
-def _two_processes(*args: str) -> list[subprocess.CompletedProcess]:
-    """``python -m alem.train args`` as processes 0 and 1 of one run (a coordinator on 127.0.0.1)."""
+def _launch(*args: str, order: tuple[int, int] = (1, 0)) -> list[subprocess.Popen]:
+    """``python -m alem.train args`` as processes 0 and 1 of one run (a coordinator on 127.0.0.1),
+    started in ``order``; returned as ``[process 0, process 1]``."""
     common = ["distributed.num_processes=2", f"distributed.coordinator=127.0.0.1:{_free_port()}"]
-    procs = [
-        subprocess.Popen(
+    procs = {
+        i: subprocess.Popen(
             [sys.executable, "-m", "alem.train", *args, *common, f"distributed.process_id={i}"],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
             env=CPU,
         )
-        for i in (1, 0)  # process 1 first: it waits for the coordinator
-    ]
+        for i in order
+    }
+    return [procs[0], procs[1]]
+
+
+def _two_processes(*args: str) -> list[subprocess.CompletedProcess]:
+    """Processes 0 and 1 of one run (process 1 first: it waits for the coordinator), to the end."""
     out = []
-    for p in procs[::-1]:
+    for p in _launch(*args):
         stdout, stderr = p.communicate(timeout=300)
         out.append(subprocess.CompletedProcess(p.args, p.returncode, stdout, stderr))
     return out
@@ -179,17 +185,7 @@ def test_a_process_killed_mid_run_stops_the_other_in_one_line_and_the_run_resume
     waiting for the dead process); the checkpoints are kept and both processes resume the run."""
     run_dir = tmp_path / "run"
     args = [*RUN, "algo.total_steps=640", "chunk_updates=1", f"output_dir={run_dir}"]  # 20 chunks
-    common = ["distributed.num_processes=2", f"distributed.coordinator=127.0.0.1:{_free_port()}"]
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-m", "alem.train", *args, *common, f"distributed.process_id={i}"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=CPU,
-        )
-        for i in (0, 1)
-    ]
+    procs = _launch(*args, order=(0, 1))
     deadline = time.monotonic() + 240
     while not (run_dir / "checkpoints" / "chunk_000001").exists():
         assert time.monotonic() < deadline and procs[0].poll() is None, "no first checkpoint"
