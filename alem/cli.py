@@ -73,15 +73,17 @@ def hydra_app(prog: str, config_name: str, body: Callable[[Any], None]) -> Calla
             logging.getLogger(name).setLevel(logging.WARNING)
         from alem.rundir import wrote_anything
 
+        def _exit(code: int, peer_lost: bool = False) -> None:
+            if peer_lost:  # a clean exit would wait for the lost peer in JAX's shutdown, then abort
+                sys.stdout.flush()
+                os._exit(code)
+            sys.exit(code)
+
         try:
             body(cfg)
         except AlemError as e:
             print(f"{prog}: error: {e}", file=sys.stderr, flush=True)
-            code = 1 if wrote_anything() else 2
-            if isinstance(e, PeerLost):  # a clean exit would wait forever in JAX's distributed shutdown
-                sys.stdout.flush()
-                os._exit(code)
-            sys.exit(code)
+            _exit(1 if wrote_anything() else 2, isinstance(e, PeerLost))
         except (KeyboardInterrupt, ImportError) as e:
             # A Ctrl-C inside a C extension's module initialisation (orbax's tensorstore) comes
             # out as "ImportError: initialization failed", caused by the KeyboardInterrupt.
@@ -92,7 +94,7 @@ def hydra_app(prog: str, config_name: str, body: Callable[[Any], None]) -> Calla
             # JAX's GC callback); collecting that half-built object at exit would print an
             # "Exception ignored" traceback under the one line. Nothing in it is the user's.
             sys.unraisablehook = lambda _unraisable: None
-            sys.exit(130)  # the shell's code for a SIGINT
+            _exit(130)  # the shell's code for a SIGINT
 
     # Hydra names the job (and its log file, ``<job>.log``) after the task function's module.
     _app.__module__ = prog

@@ -163,19 +163,34 @@ def connect(dc: DistributedConfig) -> Processes:
     return Processes(jax.process_index(), jax.process_count())
 
 
+def _failed_exchange(e: BaseException) -> BaseException | None:
+    """The failed exchange between processes behind ``e``, if any: a collective's
+    :class:`jax.errors.JaxRuntimeError`, or the ``ValueError`` orbax turns a checkpoint's failed
+    gloo all-gather into (seen in its context: :class:`CheckpointError` is raised ``from None``)."""
+    import jax
+
+    found, seen = None, e
+    while seen is not None:  # the innermost: its first line is the exchange's own message
+        if isinstance(seen, jax.errors.JaxRuntimeError) or "Gloo" in str(seen):
+            found = seen
+        seen = seen.__cause__ or seen.__context__
+    return found
+
+
 @contextlib.contextmanager
 def peers_watched(procs: Processes, run_dir: Any) -> Iterator[None]:
     """In a multi-process run, a failed exchange between the processes (most often: another
-    process stopped) becomes :class:`~alem.errors.PeerLost`, one line saying how to resume."""
+    process stopped), in a step or in a checkpoint's save, becomes :class:`~alem.errors.PeerLost`,
+    one line saying how to resume."""
     if procs.count == 1:
         yield
         return
-    import jax
-
     try:
         yield
-    except jax.errors.JaxRuntimeError as e:
-        first = (str(e).splitlines() or [type(e).__name__])[0][:300]
+    except Exception as e:
+        if (cause := _failed_exchange(e)) is None:
+            raise
+        first = (str(cause).splitlines() or [type(cause).__name__])[0][:300]
         raise PeerLost(
             f"process {procs.index} of {procs.count}: the processes stopped exchanging data ({first}); "
             f"most often another process stopped. The checkpoints in {run_dir} are kept: start every "

@@ -62,6 +62,27 @@ def test_the_options_that_name_a_run_of_several_processes():
     assert distributed.connect(distributed.check(None)) == distributed.Processes(0, 1)
 
 
+def test_a_failed_exchange_in_a_step_or_a_checkpoint_save_is_peer_lost_other_errors_pass():
+    from alem.errors import CheckpointError, PeerLost
+
+    def save():  # what checkpoint.save raises when orbax's gloo all-gather loses its peer
+        try:
+            raise ValueError("UNKNOWN: Gloo AllGather failed: Connection closed by peer\nmore")
+        except ValueError:
+            raise CheckpointError("checkpoint c could not be written (...)") from None
+
+    two = distributed.Processes(0, 2)
+    with pytest.raises(PeerLost, match=r"^process 0 of 2: .* data \(UNKNOWN: Gloo AllGather failed: Conn"):
+        with distributed.peers_watched(two, "r"):
+            save()
+    with pytest.raises(CheckpointError):  # one process: nothing to lose
+        with distributed.peers_watched(distributed.Processes(0, 1), "r"):
+            save()
+    with pytest.raises(ValueError, match="not an exchange"):
+        with distributed.peers_watched(two, "r"):
+            raise ValueError("not an exchange")
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
