@@ -3,6 +3,8 @@
 - :func:`hydra_app`: the entry point wrapper: ``env=<registered id>`` shorthand, quiet
   library loggers, and an :class:`~alem.errors.AlemError` printed as one line: exit status 2
   when the command was refused before it wrote anything, 1 when a run failed after it began.
+- :class:`ArgumentParser`: the argparse CLIs' parser (``alem.render``, the exporter, ...): a
+  mistake is one line, exit status 2, as a Hydra CLI's.
 - :func:`make_env`: an env from an ``env`` config group (``id`` + ``kwargs``).
 - :func:`plain`, :func:`override_key`, :func:`hydra_run_dir`, :func:`hydra_overrides`:
   what a resume needs to compare the command line with the saved run.
@@ -10,6 +12,7 @@
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import logging
 import os
@@ -17,11 +20,12 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from alem.errors import AlemError, ConfigError, PeerLost
 
 __all__ = [
+    "ArgumentParser",
     "hydra_app",
     "make_env",
     "plain",
@@ -180,6 +184,15 @@ def override_problem(config_name: str, args: list[str]) -> str | None:
     return (
         "cannot parse the overrides: " if type(e).__name__ == "OverrideParseException" else ""
     ) + "; ".join(lines)
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """The argparse CLIs' parser: a mistake is one line, ``<prog>: error: <what>``, exit status 2
+    (argparse's usage block above it would push the one line that matters out of a short log;
+    ``--help`` prints the usage)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
 
 
 def refuse_bad_args(parser: Any, rules: Iterable[tuple[str, Any, bool, str]]) -> None:

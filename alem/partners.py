@@ -26,7 +26,7 @@ def main() -> None:
 
     if len(sys.argv) < 2 or sys.argv[1] != "build":
         got = sys.argv[1] if len(sys.argv) > 1 else "nothing"
-        print(f"alem.partners: error: expected the subcommand build, got {got!r}\n{USAGE}", file=sys.stderr)
+        print(f"alem.partners: error: expected the subcommand build, got {got!r} ({USAGE})", file=sys.stderr)
         raise SystemExit(2)
     sys.argv = [sys.argv[0], *sys.argv[2:]]
     build_main()

@@ -134,30 +134,36 @@ def render_gif(
 
 def main(argv: Sequence[str] | None = None) -> Path:
     """``python -m alem.render ENV_ID OUT.gif [--run DIR] [--seed-index I] [--greedy] ...``."""
-    import argparse
-
     import alem
-    from alem.cli import refuse_bad_args, refuse_unwritable
+    from alem.cli import ArgumentParser, refuse_bad_args, refuse_unwritable
 
-    p = argparse.ArgumentParser(prog="python -m alem.render", description="Write a GIF of an env's rollout.")
+    p = ArgumentParser(prog="python -m alem.render", description="Write a GIF of an env's rollout.")
     p.add_argument("env_id", help="a registered id (alem.registry())")
     p.add_argument("out", type=Path, help="the GIF to write (refused if it exists)")
     p.add_argument("--steps", type=int, default=100, help="env steps (frames: steps + 1)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--fps", type=float, default=10.0)
     p.add_argument("--run", type=Path, help="a `python -m alem.train` run directory: play its trained actor")
-    p.add_argument("--seed-index", type=int, default=0, help="which of the run's seeds plays")
+    p.add_argument("--seed-index", type=int, help="which of the run's seeds plays (default 0)")
     p.add_argument("--greedy", action="store_true", help="the actor's most likely action (default: sampled)")
     args = p.parse_args(argv)
+    if args.out.suffix.lower() != ".gif":
+        p.error(f"argument out: the file must end in .gif, got {args.out}")
     if args.out.exists():
         p.error(f"{args.out} exists; choose another path (a GIF is never overwritten)")
     refuse_unwritable(p, args.out)
+    if args.run is None:  # options that only a trained actor reads would be ignored
+        for option, given in (("--seed-index", args.seed_index is not None), ("--greedy", args.greedy)):
+            if given:
+                p.error(f"argument {option}: is read with --run <train run dir> only")
+    seed_index = 0 if args.seed_index is None else args.seed_index
     refuse_bad_args(
         p,
         [
             ("--steps", args.steps, args.steps >= 1, "an integer >= 1"),
+            ("--seed", args.seed, 0 <= args.seed < 2**32, "an integer in [0, 2**32 - 1]"),
             ("--fps", args.fps, math.isfinite(args.fps) and args.fps > 0, "a number > 0"),
-            ("--seed-index", args.seed_index, args.seed_index >= 0, "an integer >= 0"),
+            ("--seed-index", seed_index, seed_index >= 0, "an integer >= 0"),
         ],
     )
     try:
@@ -166,7 +172,7 @@ def main(argv: Sequence[str] | None = None) -> Path:
         if args.run is not None:
             from alem.algos.checkpoint_player import TrainedActor
 
-            policy = TrainedActor(args.run, env, args.seed_index, greedy=args.greedy)
+            policy = TrainedActor(args.run, env, seed_index, greedy=args.greedy)
         path = render_gif(env, args.out, num_steps=args.steps, seed=args.seed, fps=args.fps, policy=policy)
     except alem.AlemError as e:
         p.error(str(e))

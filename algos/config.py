@@ -88,6 +88,11 @@ class RunConfig:
             raise LearnerConfigError(f"a learner option has a value of the wrong type: {e}") from None
 
 
+def unread_groups(*groups: tuple[bool, tuple[str, ...], str]) -> dict[str, str]:
+    """``{option: setting}`` of every ``(unread, options, setting that reads them)`` group that is unread."""
+    return {name: reader for unread, names, reader in groups if unread for name in names}
+
+
 _KIND_NAMES = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
 
 
@@ -239,6 +244,10 @@ class LearnerConfig(RunConfig):
         for field in ("lr", "max_grad_norm", "clip_eps", "dpo_target_kl"):
             if not getattr(self, field) > 0:
                 raise LearnerConfigError(f"algo.{field} must be > 0, got {getattr(self, field)!r}")
+        # a negative weight turns a loss term into a reward to diverge on
+        for field in ("ent_coef", "vf_coef"):
+            if not 0 <= getattr(self, field) < math.inf:
+                raise LearnerConfigError(f"algo.{field} must be a number >= 0, got {getattr(self, field)!r}")
         for field in ("gamma", "gae_lambda"):
             if not 0 <= getattr(self, field) <= 1:
                 raise LearnerConfigError(f"algo.{field} must be in [0, 1], got {getattr(self, field)!r}")
@@ -287,6 +296,19 @@ class LearnerConfig(RunConfig):
                 raise LearnerConfigError("algo.partners needs a feed-forward learner (recurrent=0)")
         if self.selfplay != "off" or self.selfplay_random > 0:
             self._check_selfplay()
+
+    def unread(self) -> dict[str, str]:
+        """The options this configuration never reads, each with the setting that would read it:
+        a command line that sets one is refused (it would be ignored silently)."""
+        return unread_groups(
+            (self.objective != "dpo", ("dpo_target_kl", "dpo_beta1", "dpo_beta2"), "algo.objective=dpo"),
+            (self.sharing != "seps", ("seps_roles", "seps_steps", "seps_epochs"), "algo.sharing=seps"),
+            (not self.value_norm, ("value_norm_beta",), "algo.value_norm=true"),
+            (not self.anneal_param, ("anneal_param_end", "anneal_param_steps"), "algo.anneal_param=<field>"),
+            (self.selfplay != "psro", ("psro_iters", "psro_eval_envs", "psro_eval_steps"), "algo.selfplay=psro"),
+            (self.selfplay != "prioritised", ("pfsp_power",), "algo.selfplay=prioritised"),
+            (not self.selfplay_random > 0, ("selfplay_random_seat",), "algo.selfplay_random > 0"),
+        )
 
     def _check_selfplay(self) -> None:
         for field in ("pool_size", "snapshot_every", "psro_iters", "psro_eval_envs", "psro_eval_steps"):

@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, ClassVar
 
-from alem.algos.config import RunConfig
+from alem.algos.config import RunConfig, unread_groups
 from alem.errors import LearnerConfigError, did_you_mean, require_positive_int
 
 __all__ = ["QConfig", "Q_VARIANTS", "make_q_config"]
@@ -87,6 +87,16 @@ class QConfig(RunConfig):
     mixer_embed: int = 32
     mixer_hyper_hidden: int = 64
     mixer_init_scale: float = 0.001  # QMIX: scale of the hypernetworks' last layers at init
+
+    def unread(self) -> dict[str, str]:
+        """The options this configuration never reads, each with the setting that would read it
+        (as :meth:`LearnerConfig.unread <alem.algos.config.LearnerConfig.unread>`)."""
+        replay_only = ("buffer_size", "batch_size", "learning_starts", "train_steps", "target_every", "tau")
+        return unread_groups(
+            (not self.replay, replay_only, "algo.replay=true (vdn, qmix, iql)"),
+            (self.replay, ("update_epochs", "num_minibatches"), "algo.replay=false (pqn, pqn_vdn)"),
+            (self.mixer != "qmix", ("mixer_embed", "mixer_hyper_hidden", "mixer_init_scale"), "algo.mixer=qmix"),
+        )
 
     def __post_init__(self):
         for field, choices in _CHOICES.items():

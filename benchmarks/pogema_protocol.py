@@ -43,7 +43,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from alem.algos.checkpoint_player import actor_actions, load_trained
-from alem.cli import refuse_bad_args, refuse_unwritable
+from alem.cli import ArgumentParser, refuse_bad_args, refuse_unwritable
 from alem.envs.pathfinding import baseline, pibt
 from alem.envs.pathfinding import benchmark as B
 from alem.envs.pathfinding import grid as G
@@ -297,7 +297,7 @@ def markdown(tables: dict[str, list[dict]], mode: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="python -m benchmarks.pogema_protocol", description=__doc__.split("\n\n")[0]
     )
     p.add_argument(

@@ -22,7 +22,6 @@ job, ``results.json`` (every job's JSON, the table rows, the machine) and ``tabl
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
 import math
@@ -35,7 +34,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from alem.cli import refuse_bad_args
+from alem.cli import ArgumentParser, refuse_bad_args
 from benchmarks.harness import machine
 from benchmarks.jobs import GPU_TARGETS, TARGETS, Job, jobs_for
 
@@ -176,7 +175,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     if argv[:1] == ["--_python-ref"]:
         _python_ref_main(*argv[1:])
         return {}
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="smoke run: tiny sizes, one repetition")
     p.add_argument(
         "--device", choices=["cpu", "gpu"], default="cpu", help="gpu: the large-N script (< 8 min)"

@@ -131,7 +131,12 @@ def test_render_cli_writes_a_gif_and_never_overwrites_one(tmp_path, capsys):
         ),
         (["{tmp}/x.gif", "--steps", "0"], "argument --steps: must be an integer >= 1, got 0"),
         (["{tmp}/x.gif", "--fps", "0"], "argument --fps: must be a number > 0, got 0.0"),
-        (["{tmp}/x.gif", "--seed-index", "-1"], "argument --seed-index: must be an integer >= 0, got -1"),
+        (
+            ["{tmp}/x.gif", "--run", "{tmp}", "--seed-index", "-1"],
+            "argument --seed-index: must be an integer >= 0, got -1",
+        ),
+        (["{tmp}/x.gif", "--greedy"], "argument --greedy: is read with --run <train run dir> only"),
+        (["{tmp}/x.png"], "argument out: the file must end in .gif, got {tmp}/x.png"),
     ],
 )
 def test_render_cli_refuses_bad_arguments_in_one_line_before_writing(tmp_path, capsys, args, said):

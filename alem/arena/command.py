@@ -96,9 +96,20 @@ def run(cfg: DictConfig, output_dir: str | Path, overrides: list[str] | None = N
     if current.get("openings") is None:  # saved resolved, so a resume or an export replays the same
         current["openings"] = default_openings(env)
     player_kwargs = current.get("player_kwargs") or {}
+    if not isinstance(player_kwargs, dict) or not all(
+        isinstance(v, dict | None) for v in player_kwargs.values()
+    ):
+        raise ConfigError(
+            f"player_kwargs must map player names to their keywords (player_kwargs.<name>.<key>=<value>), "
+            f"got {player_kwargs!r}"
+        )
     mode = cfg.get("mode") or "match"
     if mode not in MODES:
         raise ConfigError(f"mode must be one of {list(MODES)}, got {mode!r}")
+    if cfg.get("panel") and mode != "gauntlet":
+        raise ConfigError(
+            f"panel= is read by mode=gauntlet only (the fixed opponents); this run has mode={mode}"
+        )
     if mode == "crossplay":
         return _reported(cfg, run_dir, _run_crossplay(cfg, env, run_dir, current, bool(resume)))
     if cfg.get("partners"):
@@ -160,8 +171,6 @@ def _run_tournament(
     specs, panel = _specs(cfg.players, "players"), _specs(cfg.get("panel") or [], "panel")
     if mode == "gauntlet" and not panel:
         raise ConfigError("mode=gauntlet plays the players against a fixed panel: give panel=[spec, ...]")
-    if mode == "round_robin" and panel:
-        raise ConfigError("panel= is for mode=gauntlet; mode=round_robin pairs every player in players=")
     player_kwargs = current.get("player_kwargs") or {}
     pool = [build_player(env, spec, player_kwargs) for spec in [*specs, *panel]]
     seatings = pairings(mode, len(specs), len(panel))

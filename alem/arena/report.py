@@ -16,7 +16,6 @@ markup is shown as text.
 
 from __future__ import annotations
 
-import argparse
 import html
 import json
 import sys
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from alem.arena.table import ranking_note
+from alem.cli import ArgumentParser, refuse_unwritable
 from alem.engine.record import TRANSCRIPTS_FILE
 from alem.errors import AlemError
 from alem.rundir import read_jsonl, write_atomic
@@ -385,21 +385,25 @@ def write_report(run_dir: str | Path, out: str | Path | None = None) -> Path:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m alem.arena.report", description=__doc__.split("\n\n")[0])
+    ap = ArgumentParser(prog="python -m alem.arena.report", description=__doc__.split("\n\n")[0])
     ap.add_argument("run_dir", help="an arena or tournament run directory (holds results.json)")
     ap.add_argument("--out", default=None, help=f"the page to write (default: <run dir>/{REPORT_FILE})")
     ap.add_argument("--overwrite", action="store_true", help="replace a page that is already there")
     a = ap.parse_args(argv)
     target = Path(a.out) if a.out is not None else Path(a.run_dir) / REPORT_FILE
     if target.exists() and not a.overwrite:
-        print(f"alem.arena.report: {target} exists; pass --overwrite to replace it", file=sys.stderr)
-        return 1
+        ap.error(f"{target} exists; pass --overwrite to replace it")
+    refuse_unwritable(ap, target)
     try:
-        path = write_report(a.run_dir, a.out)
-    except (AlemError, OSError) as e:
-        print(f"alem.arena.report: {e}", file=sys.stderr)
+        page = render_report(a.run_dir)  # a run dir that is not one: refused, nothing written
+    except AlemError as e:
+        ap.error(str(e))
+    try:
+        write_atomic(target, page)
+    except OSError as e:
+        print(f"{ap.prog}: error: {target} could not be written ({e.strerror or e})", file=sys.stderr)
         return 1
-    print(f"Report written to {path}")
+    print(f"Report written to {target}")
     return 0
 
 

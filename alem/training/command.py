@@ -36,7 +36,15 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 
 import alem
-from alem.cli import hydra_app, hydra_overrides, hydra_run_dir, make_env, plain, resume_keys
+from alem.cli import (
+    hydra_app,
+    hydra_overrides,
+    hydra_run_dir,
+    make_env,
+    override_key,
+    plain,
+    resume_keys,
+)
 from alem.errors import ConfigError, require_positive_int
 from alem.json_values import jsonable
 from alem.rundir import check_claim, claim, read_run_config, release, write_atomic
@@ -207,6 +215,40 @@ def _check_eval(cfg: DictConfig, env: alem.MultiAgentEnv, rollout_steps: int) ->
     return steps
 
 
+def _check_wandb(wandb: Any) -> None:
+    """``wandb.*``: names are null or strings, tags a list of strings (checked with any logger:
+    a run resumed with logger=wandb reads them)."""
+    if not isinstance(wandb, DictConfig):
+        raise ConfigError(f"wandb must be a mapping of wandb options, got {wandb!r}")
+    for key in ("project", "entity", "group", "name"):
+        value = wandb.get(key)
+        if value is not None and not isinstance(value, str):
+            raise ConfigError(f"wandb.{key} must be null or a string, got {value!r}")
+    tags = wandb.get("tags")
+    if tags is not None and (
+        isinstance(tags, str) or not OmegaConf.is_list(tags) or not all(isinstance(t, str) for t in tags)
+    ):
+        raise ConfigError(f"wandb.tags must be a list of strings, e.g. wandb.tags=[a,b], got {plain(tags)!r}")
+
+
+def _check_unread(cfg: DictConfig, overrides: list[str], lcfg: Any) -> None:
+    """An option on the command line that the chosen logger or learner configuration does not
+    read would be ignored silently: refused instead, naming what reads it."""
+    logger = cfg.get("logger", "none")
+    unread = lcfg.unread() if lcfg is not None else {}
+    for key in filter(None, map(override_key, overrides)):
+        if key.startswith("wandb.") and logger != "wandb":
+            raise ConfigError(
+                f"{key} is read by logger=wandb only; this run's logger is {logger}: add logger=wandb or drop {key}"
+            )
+        name = key.removeprefix("algo.")
+        if name in unread:
+            raise ConfigError(
+                f"{key} is read with {unread[name]} only; this run's algo={cfg.algo.name} does not read it: "
+                f"drop {key} or set {unread[name]}"
+            )
+
+
 def plan(cfg: DictConfig, env: alem.MultiAgentEnv) -> Plan:
     """Check ``cfg`` (algorithm, sizes, seeds, devices, logging) and build its :class:`Plan`.
 
@@ -223,6 +265,7 @@ def plan(cfg: DictConfig, env: alem.MultiAgentEnv) -> Plan:
         raise ConfigError(f"wandb.mode must be one of {list(WANDB_MODES)}, got {mode!r}")
     if cfg.get("logger", "none") not in LOGGERS:
         raise ConfigError(f"logger must be one of {list(LOGGERS)}, got {cfg.get('logger')!r}")
+    _check_wandb(cfg.get("wandb"))
     require_positive_int(
         cfg.get("stop_after_chunks"), "stop_after_chunks", error=ConfigError, allow_none=True
     )
@@ -347,6 +390,7 @@ def run(cfg: DictConfig, output_dir: str | Path, overrides: list[str] | None = N
     # 2. Plan: everything checked, nothing written.
     env = make_env(cfg.env)
     p = plan(cfg, env)
+    _check_unread(cfg, overrides or [], p.lcfg)
     config = OmegaConf.to_container(cfg, resolve=True)
     config["output_dir"] = str(output_dir)
     config.pop("stop_after_chunks", None)

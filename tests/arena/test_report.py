@@ -67,15 +67,18 @@ def test_write_report_and_its_command_refuse_what_is_not_a_run(tournament, tmp_p
     assert path == tournament / REPORT_FILE and path.read_text().startswith("<!DOCTYPE html>")
     # The command does not replace a page that is there unless told to.
     path.write_text("kept")
-    assert main([str(tournament)]) == 1 and path.read_text() == "kept"
-    assert "--overwrite" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:  # a refusal: one line, exit status 2
+        main([str(tournament)])
+    assert refused.value.code == 2 and path.read_text() == "kept"
+    assert capsys.readouterr().err.strip().endswith("exists; pass --overwrite to replace it")
     assert main([str(tournament), "--overwrite"]) == 0 and path.read_text().startswith("<!DOCTYPE html>")
     empty = tmp_path_factory.mktemp("empty")
     with pytest.raises(AlemError, match="results.json is missing"):
         render_report(empty)
     (empty / "results.json").write_text("{not json")
-    assert main([str(empty)]) == 1
-    assert "not readable JSON" in capsys.readouterr().err
+    with pytest.raises(SystemExit, match="2"):
+        main([str(empty)])
+    assert "not readable JSON" in capsys.readouterr().err and not (empty / REPORT_FILE).exists()
     (empty / "results.json").write_text("{}")
     with pytest.raises(AlemError, match="neither a tournament, a cross-play run nor a match"):
         render_report(empty)

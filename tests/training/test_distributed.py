@@ -72,15 +72,14 @@ def test_a_failed_exchange_in_a_step_or_a_checkpoint_save_is_peer_lost_other_err
             raise CheckpointError("checkpoint c could not be written (...)") from None
 
     two = distributed.Processes(0, 2)
-    with pytest.raises(PeerLost, match=r"^process 0 of 2: .* data \(UNKNOWN: Gloo AllGather failed: Conn"):
-        with distributed.peers_watched(two, "r"):
-            save()
-    with pytest.raises(CheckpointError):  # one process: nothing to lose
-        with distributed.peers_watched(distributed.Processes(0, 1), "r"):
-            save()
-    with pytest.raises(ValueError, match="not an exchange"):
-        with distributed.peers_watched(two, "r"):
-            raise ValueError("not an exchange")
+    lost = r"^process 0 of 2: .* data \(UNKNOWN: Gloo AllGather failed: Conn"
+    with pytest.raises(PeerLost, match=lost), distributed.peers_watched(two, "r"):
+        save()
+    one = distributed.Processes(0, 1)  # one process: nothing to lose
+    with pytest.raises(CheckpointError), distributed.peers_watched(one, "r"):
+        save()
+    with pytest.raises(ValueError, match="not an exchange"), distributed.peers_watched(two, "r"):
+        raise ValueError("not an exchange")
 
 
 def _free_port() -> int:

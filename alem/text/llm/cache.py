@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 from alem.errors import BackendConfigError
@@ -40,8 +41,7 @@ class RequestCache:
         self.path, self.mode = Path(path), mode
         self._store: dict[str, dict] = {}
         self.hits = self.misses = self.corrupt = self.invalid = 0
-        if self.path.is_dir():
-            raise BackendConfigError(f"llm.cache={self.path} is a directory; give a file path")
+        self.check_path(self.path, mode)
         if self.path.exists():
             from alem.rundir import read_jsonl, repair_tail
 
@@ -63,8 +63,25 @@ class RequestCache:
                 )
             if mode != "replay":
                 repair_tail(self.path)  # a torn entry would corrupt the next append
-        elif mode == "replay":
-            raise BackendConfigError(f"replay cache {self.path} does not exist")
+
+    @staticmethod
+    def check_path(path: str | Path, mode: str) -> None:
+        """Refuse a cache path that cannot serve ``mode``, before anything is read or written:
+        a folder, a replay file that does not exist, a new file in a missing or read-only folder."""
+        path = Path(path)
+        if path.is_dir():
+            raise BackendConfigError(f"llm.cache={path} is a directory; give a file path")
+        if path.exists():
+            return
+        if mode == "replay":
+            raise BackendConfigError(f"replay cache {path} does not exist")
+        folder = path.parent
+        if not folder.is_dir():
+            raise BackendConfigError(
+                f"llm.cache={path} cannot be written: the folder {folder} does not exist"
+            )
+        if not os.access(folder, os.W_OK):
+            raise BackendConfigError(f"llm.cache={path} cannot be written: the folder {folder} is read-only")
 
     def _count_corrupt(self, line: int, text: str) -> None:
         self.corrupt += 1

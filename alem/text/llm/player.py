@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import math
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +37,7 @@ import numpy as np
 from alem.core import MultiAgentEnv
 from alem.engine.counters import COUNTERS, decision_counts
 from alem.engine.sync import gather_or_cancel, run_sync
-from alem.errors import AlemError, BackendConfigError, EndpointFailing, RequestFailed
+from alem.errors import AlemError, BackendConfigError, EndpointFailing, RequestFailed, require_positive_int
 from alem.players import Player, Turn, host_view
 from alem.rundir import JsonlWriter
 from alem.text.llm import local_server
@@ -208,6 +210,29 @@ class LLMPlayer(Player):
             )
         if cache is not None and not isinstance(cache, str | Path):
             raise BackendConfigError(f"llm.cache must be null or a file path, got {cache!r}")
+        if cache is not None:
+            RequestCache.check_path(cache, cache_mode)
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise AlemError(f"llm.seed must be an integer, got {seed!r}")
+        if extra_body is not None and not isinstance(extra_body, Mapping):
+            raise AlemError(f"llm.extra_body must be a mapping of request fields, got {extra_body!r}")
+        for key, value in (
+            ("price_in_per_mtok", price_in_per_mtok),
+            ("price_out_per_mtok", price_out_per_mtok),
+        ):
+            if value is not None and not (
+                isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < math.inf
+            ):
+                raise AlemError(
+                    f"llm.{key} must be null or a number >= 0 (a price per million tokens), got {value!r}"
+                )
+        if backend == "local":
+            for key, value in (("threads", threads), ("context", context), ("parallel", parallel)):
+                require_positive_int(value, f"llm.{key}", error=AlemError)
+            if model_path is not None and not Path(str(model_path)).is_file():
+                raise AlemError(
+                    f"llm.model_path={model_path!r}: no such file (give a chat GGUF file, or null for SmolLM2)"
+                )
         if spec:
             if backend == "scripted":
                 script = spec

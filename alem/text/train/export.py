@@ -48,7 +48,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from alem.cli import refuse_bad_args, refuse_unwritable
+from alem.cli import ArgumentParser, refuse_bad_args, refuse_unwritable
 from alem.core import MultiAgentEnv
 from alem.errors import AlemError, ConfigError
 from alem.rundir import read_jsonl
@@ -365,7 +365,7 @@ def episodes_of(lines: Sequence[dict[str, Any]]) -> dict[int, list[dict[str, Any
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    ap = argparse.ArgumentParser(
+    ap = ArgumentParser(
         prog="python -m alem.text.train.export", description="Export trajectories as chat-format JSONL."
     )
     sub = ap.add_subparsers(dest="source", required=True)
