@@ -15,7 +15,7 @@ from alem.extras import require
 
 require("arena", "python -m alem.serve", cli=__name__ == "__main__")
 
-from alem.cli import hydra_app, make_env  # noqa: E402
+from alem.cli import hydra_app, hydra_overrides, make_env, override_key  # noqa: E402
 from alem.errors import AlemError  # noqa: E402
 
 __all__ = ["PROTOCOLS", "main", "serve"]
@@ -36,6 +36,12 @@ def serve(cfg: Any) -> None:
     max_body = cfg.get("max_body_bytes")
     if isinstance(max_body, bool) or not isinstance(max_body, int) or max_body < 1:
         raise AlemError(f"max_body_bytes must be an integer >= 1, got {max_body!r}")
+    if protocol == "mcp-stdio":  # speaks over stdin/stdout: the listening options would be ignored
+        for key in filter(None, map(override_key, hydra_overrides())):
+            if key in ("host", "port", "max_body_bytes"):
+                raise AlemError(
+                    f"{key} is read by protocol=http and protocol=mcp only; protocol=mcp-stdio does not listen"
+                )
     env = make_env(cfg.env)
     store = SessionStore(
         env, max_sessions=cfg.max_sessions, idle_timeout_s=cfg.idle_timeout_s, max_steps=cfg.max_steps
@@ -58,12 +64,15 @@ def serve(cfg: Any) -> None:
     if protocol == "mcp-stdio":
         mcp_server(store).run("stdio")
         return
-    if port == 0:  # uvicorn would not say which port it took: pick a free one first
-        import socket
+    import socket
 
-        with socket.socket() as probe:
-            probe.bind((cfg.host, 0))
+    # a free port when port=0 (uvicorn would not say which it took), and an address that cannot be
+    # listened on refused in one line here rather than in uvicorn's traceback
+    try:
+        with socket.create_server((cfg.host, port)) as probe:
             port = probe.getsockname()[1]
+    except OSError as e:
+        raise AlemError(f"cannot listen on {cfg.host}:{port}: {e.strerror or e}") from None
     print(f"alem.serve: {env.id} over MCP at http://{cfg.host}:{port}/mcp", file=sys.stderr, flush=True)
     # the game sessions are bounded by the store; the MCP transport's own sessions carry no state
     mcp_server(store).run("streamable-http", host=cfg.host, port=port, max_request_body_size=max_body)

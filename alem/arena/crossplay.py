@@ -266,11 +266,12 @@ def read_pool(
     return PartnerPool(path, env.id, env.num_agents, split, chosen)
 
 
-def check_cooperative(env: MultiAgentEnv) -> None:
+def check_cooperative(env: MultiAgentEnv, what: str = "mode=crossplay measures") -> None:
+    """Refuse an env whose agents do not share one return: cross-play (``what``) is about teamwork."""
     if not env.cooperative:
         kind = "zero-sum" if env.zero_sum else "not cooperative"
         raise ConfigError(
-            f"mode=crossplay measures how well players cooperate; {env.id} is {kind} "
+            f"{what} how well players cooperate; {env.id} is {kind} "
             "(compare players there with mode=round_robin or gauntlet)"
         )
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from alem.arena.crossplay import write_manifest
+from alem.arena.crossplay import check_cooperative, write_manifest
 from alem.cli import hydra_app, hydra_run_dir, make_env, plain
 from alem.errors import ConfigError
 from alem.players import player_names
@@ -79,6 +79,7 @@ def build(cfg: DictConfig, output_dir: str | Path) -> dict[str, Any]:
     from alem.training.command import plan, run
 
     env = make_env(cfg.env)
+    check_cooperative(env, "a partner pool is for cross-play, which measures")
     algos = plain(cfg.algos) or []
     if isinstance(algos, str):
         algos = [algos]
@@ -90,8 +91,12 @@ def build(cfg: DictConfig, output_dir: str | Path) -> dict[str, Any]:
         raise ConfigError(f"num_seeds must be a positive integer, got {cfg.num_seeds!r}")
     if not isinstance(cfg.seed, int) or isinstance(cfg.seed, bool) or cfg.seed < 0:
         raise ConfigError(f"seed must be a non-negative integer, got {cfg.seed!r}")
-    if not isinstance(cfg.scripted, bool):
-        raise ConfigError(f"scripted must be true or false, got {cfg.scripted!r}")
+    split_seed = cfg.get("split_seed", 0)
+    if not isinstance(split_seed, int) or isinstance(split_seed, bool) or split_seed < 0:
+        raise ConfigError(f"split_seed must be a non-negative integer, got {split_seed!r}")
+    for key in ("scripted", "resume"):
+        if not isinstance(cfg.get(key), bool):
+            raise ConfigError(f"{key} must be true or false, got {cfg.get(key)!r}")
     runs = []
     for algo in algos:
         tcfg = _training_config(cfg, algo)
