@@ -88,6 +88,31 @@ class RunConfig:
             raise LearnerConfigError(f"a learner option has a value of the wrong type: {e}") from None
 
 
+#: A numeric option's accepted range: ``(low, high, low_closed, high_closed)``; None: unbounded.
+Range = tuple[float | None, float | None, bool, bool]
+POSITIVE: Range = (0, None, False, False)
+NON_NEGATIVE: Range = (0, None, True, False)
+FINITE: Range = (None, None, False, False)
+UNIT: Range = (0, 1, True, True)
+
+
+def check_ranges(cfg: Any, ranges: Mapping[str, Range]) -> None:
+    """Refuse the first field of ``cfg`` outside its range (NaN and infinities always), naming it."""
+    for field, (low, high, low_closed, high_closed) in ranges.items():
+        value = getattr(cfg, field)
+        ok = math.isfinite(value)
+        ok = ok and (low is None or (value >= low if low_closed else value > low))
+        ok = ok and (high is None or (value <= high if high_closed else value < high))
+        if not ok:
+            if low is not None and high is not None:
+                bound = f"in {'[' if low_closed else '('}{low}, {high}{']' if high_closed else ')'}"
+            elif low is not None:
+                bound = f"{'>=' if low_closed else '>'} {low}"
+            else:
+                bound = "finite"
+            raise LearnerConfigError(f"algo.{field} must be {bound}, got {value!r}")
+
+
 def unread_groups(*groups: tuple[bool, tuple[str, ...], str]) -> dict[str, str]:
     """``{option: setting}`` of every ``(unread, options, setting that reads them)`` group that is unread."""
     return {name: reader for unread, names, reader in groups if unread for name in names}
@@ -241,16 +266,11 @@ class LearnerConfig(RunConfig):
                 f"algo.total_steps={self.total_steps} is less than one update "
                 f"(num_envs * num_steps = {self.num_envs * self.num_steps})"
             )
-        for field in ("lr", "max_grad_norm", "clip_eps", "dpo_target_kl"):
-            if not getattr(self, field) > 0:
-                raise LearnerConfigError(f"algo.{field} must be > 0, got {getattr(self, field)!r}")
-        # a negative weight turns a loss term into a reward to diverge on
-        for field in ("ent_coef", "vf_coef"):
-            if not 0 <= getattr(self, field) < math.inf:
-                raise LearnerConfigError(f"algo.{field} must be a number >= 0, got {getattr(self, field)!r}")
-        for field in ("gamma", "gae_lambda"):
-            if not 0 <= getattr(self, field) <= 1:
-                raise LearnerConfigError(f"algo.{field} must be in [0, 1], got {getattr(self, field)!r}")
+        check_ranges(self, self.RANGES)
+        for field in ("seps_roles", "seps_steps", "seps_epochs", "pool_size", "snapshot_every"):
+            require_positive_int(getattr(self, field), f"algo.{field}", error=LearnerConfigError)
+        for field in ("psro_iters", "psro_eval_envs", "psro_eval_steps"):
+            require_positive_int(getattr(self, field), f"algo.{field}", error=LearnerConfigError)
         if any(isinstance(h, bool) or not isinstance(h, int) or h < 1 for h in self.hidden):
             raise LearnerConfigError(
                 f"algo.hidden must list layer widths that are integers >= 1 ([] for no hidden layer), "
@@ -271,10 +291,6 @@ class LearnerConfig(RunConfig):
         if not _is_int(self.anneal_param_steps) or self.anneal_param_steps < 0:
             raise LearnerConfigError(
                 f"algo.anneal_param_steps must be an integer >= 0 (0: the whole run), got {self.anneal_param_steps!r}"
-            )
-        if not math.isfinite(self.anneal_param_end):
-            raise LearnerConfigError(
-                f"algo.anneal_param_end must be a finite number, got {self.anneal_param_end!r}"
             )
         if not 0 <= self.selfplay_random < 1:
             raise LearnerConfigError(f"algo.selfplay_random must be in [0, 1), got {self.selfplay_random!r}")
@@ -297,6 +313,28 @@ class LearnerConfig(RunConfig):
         if self.selfplay != "off" or self.selfplay_random > 0:
             self._check_selfplay()
 
+    #: Every float option's range (a negative loss weight turns a loss term into a reward to
+    #: diverge on; a decay or an EMA rate outside [0, 1] does not converge).
+    RANGES: ClassVar[dict[str, Range]] = {
+        "lr": POSITIVE,
+        "max_grad_norm": POSITIVE,
+        "clip_eps": POSITIVE,
+        "dpo_target_kl": POSITIVE,
+        "ent_coef": NON_NEGATIVE,
+        "ent_coef_end": FINITE,  # < 0: constant
+        "vf_coef": NON_NEGATIVE,
+        "gamma": UNIT,
+        "gae_lambda": UNIT,
+        "value_norm_beta": UNIT,
+        "log_std_init": FINITE,
+        "dpo_beta1": NON_NEGATIVE,
+        "dpo_beta2": NON_NEGATIVE,
+        "selfplay_current": UNIT,
+        "pfsp_power": NON_NEGATIVE,
+        "win_rate_ema": (0, 1, False, True),
+        "anneal_param_end": FINITE,
+    }
+
     def unread(self) -> dict[str, str]:
         """The options this configuration never reads, each with the setting that would read it:
         a command line that sets one is refused (it would be ignored silently)."""
@@ -305,14 +343,16 @@ class LearnerConfig(RunConfig):
             (self.sharing != "seps", ("seps_roles", "seps_steps", "seps_epochs"), "algo.sharing=seps"),
             (not self.value_norm, ("value_norm_beta",), "algo.value_norm=true"),
             (not self.anneal_param, ("anneal_param_end", "anneal_param_steps"), "algo.anneal_param=<field>"),
-            (self.selfplay != "psro", ("psro_iters", "psro_eval_envs", "psro_eval_steps"), "algo.selfplay=psro"),
+            (
+                self.selfplay != "psro",
+                ("psro_iters", "psro_eval_envs", "psro_eval_steps"),
+                "algo.selfplay=psro",
+            ),
             (self.selfplay != "prioritised", ("pfsp_power",), "algo.selfplay=prioritised"),
             (not self.selfplay_random > 0, ("selfplay_random_seat",), "algo.selfplay_random > 0"),
         )
 
     def _check_selfplay(self) -> None:
-        for field in ("pool_size", "snapshot_every", "psro_iters", "psro_eval_envs", "psro_eval_steps"):
-            require_positive_int(getattr(self, field), f"algo.{field}", error=LearnerConfigError)
         what = f"algo.selfplay={self.selfplay}" if self.selfplay != "off" else "algo.selfplay_random"
         if self.actor != "local" or self.sharing != "shared" or self.recurrent:
             raise LearnerConfigError(

@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, ClassVar
 
-from alem.algos.config import RunConfig, unread_groups
+from alem.algos.config import POSITIVE, RunConfig, check_ranges, unread_groups
 from alem.errors import LearnerConfigError, did_you_mean, require_positive_int
 
 __all__ = ["QConfig", "Q_VARIANTS", "make_q_config"]
@@ -95,7 +95,11 @@ class QConfig(RunConfig):
         return unread_groups(
             (not self.replay, replay_only, "algo.replay=true (vdn, qmix, iql)"),
             (self.replay, ("update_epochs", "num_minibatches"), "algo.replay=false (pqn, pqn_vdn)"),
-            (self.mixer != "qmix", ("mixer_embed", "mixer_hyper_hidden", "mixer_init_scale"), "algo.mixer=qmix"),
+            (
+                self.mixer != "qmix",
+                ("mixer_embed", "mixer_hyper_hidden", "mixer_init_scale"),
+                "algo.mixer=qmix",
+            ),
         )
 
     def __post_init__(self):
@@ -137,9 +141,13 @@ class QConfig(RunConfig):
                 raise LearnerConfigError(f"algo.{field} must be in [0, 1], got {getattr(self, field)!r}")
         if not 0 < self.tau <= 1:
             raise LearnerConfigError(f"algo.tau must be in (0, 1] (1: hard target updates), got {self.tau!r}")
-        for field in ("lr", "max_grad_norm"):
-            if not getattr(self, field) > 0:
-                raise LearnerConfigError(f"algo.{field} must be > 0, got {getattr(self, field)!r}")
+        check_ranges(self, {"lr": POSITIVE, "max_grad_norm": POSITIVE, "mixer_init_scale": POSITIVE})
+        for field in ("mixer_embed", "mixer_hyper_hidden"):
+            require_positive_int(getattr(self, field), f"algo.{field}", error=LearnerConfigError)
+        if isinstance(self.learning_starts, bool) or self.learning_starts < 0:
+            raise LearnerConfigError(
+                f"algo.learning_starts must be an integer >= 0 (env steps before training), got {self.learning_starts!r}"
+            )
         if any(isinstance(h, bool) or not isinstance(h, int) or h < 1 for h in self.hidden):
             raise LearnerConfigError(f"algo.hidden must list layer widths >= 1, got {list(self.hidden)!r}")
         if self.recurrent < 0:
