@@ -233,11 +233,17 @@ class LLMPlayer(Player):
                 raise AlemError(
                     f"llm.model_path={model_path!r}: no such file (give a chat GGUF file, or null for SmolLM2)"
                 )
+        for key, value in (("model", model), ("api_key_env", api_key_env), ("base_url", base_url)):
+            if value is not None and not isinstance(value, str):
+                raise AlemError(f"llm.{key} must be null or a string, got {value!r}")
         if spec:
             if backend == "scripted":
                 script = spec
             else:
                 model = spec
+        if backend == "scripted" and not callable(script) and script not in ("random", "first"):
+            where = f"players=[llm:{spec}]" if spec else f"llm.script={script!r}"
+            raise AlemError(f"{where}: the scripted backend plays 'random' or 'first'")
         self.env = env
         self.backend_name = backend
         self.settings = dict(
