@@ -246,7 +246,7 @@ def plain(value: Any) -> Any:
 def override_key(override: str) -> str | None:
     """The dotted key of a Hydra override (``+a.b=1`` -> ``a.b``); None for Hydra's own settings."""
     key = override.split("=", 1)[0].lstrip("+~").strip()
-    return None if key.startswith("hydra.") or key == "hydra" else key
+    return None if key.startswith(("hydra.", "hydra/")) or key == "hydra" else key
 
 
 #: This process's default run dir, fixed at its first use (the run and its Ctrl-C message agree).

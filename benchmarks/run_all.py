@@ -175,7 +175,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     if argv[:1] == ["--_python-ref"]:
         _python_ref_main(*argv[1:])
         return {}
-    p = ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = ArgumentParser(prog="python -m benchmarks.run_all", description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="smoke run: tiny sizes, one repetition")
     p.add_argument(
         "--device", choices=["cpu", "gpu"], default="cpu", help="gpu: the large-N script (< 8 min)"

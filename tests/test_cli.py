@@ -34,7 +34,7 @@ def test_make_env_names_what_was_wrong():
 def test_override_key_strips_prefixes_and_skips_hydra_settings():
     assert override_key("+algo.lr=3e-4") == "algo.lr"
     assert override_key("~wandb.tags") == "wandb.tags"
-    assert override_key("hydra.run.dir=x") is None
+    assert override_key("hydra.run.dir=x") is None and override_key("hydra/job_logging=none") is None
 
 
 def test_resume_keys_refuses_another_output_dir_and_skips_ignored_keys(tmp_path):

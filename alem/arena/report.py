@@ -390,6 +390,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--out", default=None, help=f"the page to write (default: <run dir>/{REPORT_FILE})")
     ap.add_argument("--overwrite", action="store_true", help="replace a page that is already there")
     a = ap.parse_args(argv)
+    if not Path(a.run_dir).is_dir():
+        ap.error(f"argument run_dir: {a.run_dir} is not a folder (give an arena run directory)")
     target = Path(a.out) if a.out is not None else Path(a.run_dir) / REPORT_FILE
     if target.exists() and not a.overwrite:
         ap.error(f"{target} exists; pass --overwrite to replace it")

@@ -393,6 +393,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = ap.parse_args(argv)
     parser = ex if args.source == "experts" else rn
     episodes, max_steps = getattr(args, "episodes", 1), getattr(args, "max_steps", None)
+    if Path(args.out).exists() and not args.overwrite:  # before the slower checks of the source
+        parser.error(f"{args.out} exists; pass --overwrite to replace it")
     refuse_unwritable(parser, args.out)
     refuse_bad_args(
         parser,
