@@ -77,7 +77,11 @@ def test_a_built_pool_lists_each_seed_as_a_partner_and_plays_crossplay(tmp_path)
     ("overrides", "match"),
     [
         (["algos=[ippo,nope]"], r"learner 'nope'"),
-        (["env=tic_tac_toe", "algos=[qmix]"], r"learner 'qmix' on tic_tac_toe-v0: .*does not fit"),
+        (
+            ["env=simple_spread", "+env.kwargs.continuous_actions=true", "algos=[qmix]"],
+            r"learner 'qmix' on mpe/simple_spread-v0: .*box",
+        ),
+        (["env=tic_tac_toe", "algos=[ippo]"], r"tic_tac_toe-v0 is zero-sum"),
         (["algos=[ippo,ippo]"], "names a learner twice"),
         (["num_seeds=0"], "num_seeds must be a positive integer"),
         (["scripted=yes"], "scripted must be true or false"),
