@@ -76,7 +76,7 @@ def _training_config(cfg: DictConfig, algo: str) -> DictConfig:
 
 def build(cfg: DictConfig, output_dir: str | Path) -> dict[str, Any]:
     """Train and list a pool as ``cfg`` says (module docstring); return the manifest."""
-    from alem.training.command import plan, run
+    from alem.training.command import check_unread, plan, run
 
     env = make_env(cfg.env)
     check_cooperative(env, "a partner pool is for cross-play, which measures")
@@ -101,7 +101,7 @@ def build(cfg: DictConfig, output_dir: str | Path) -> dict[str, Any]:
     for algo in algos:
         tcfg = _training_config(cfg, algo)
         try:
-            plan(tcfg, env)
+            check_unread(tcfg, plain(cfg.get("train_overrides")) or [], plan(tcfg, env).lcfg)
         except ConfigError as e:
             raise ConfigError(f"learner {algo!r} on {env.id}: {e}") from None
         runs.append((algo, tcfg))

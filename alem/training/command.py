@@ -64,7 +64,7 @@ from alem.training import (
 from alem.training.devices import check_memory, device_mesh
 from alem.training.sweep import Sweep, parse_sweep
 
-__all__ = ["WANDB_MODES", "Plan", "main", "plan", "run"]
+__all__ = ["WANDB_MODES", "Plan", "check_unread", "main", "plan", "run"]
 
 WANDB_MODES = ("disabled", "offline", "online")
 LOGGERS = ("none", "wandb")
@@ -231,7 +231,7 @@ def _check_wandb(wandb: Any) -> None:
         raise ConfigError(f"wandb.tags must be a list of strings, e.g. wandb.tags=[a,b], got {plain(tags)!r}")
 
 
-def _check_unread(cfg: DictConfig, overrides: list[str], lcfg: Any) -> None:
+def check_unread(cfg: DictConfig, overrides: list[str], lcfg: Any) -> None:
     """An option on the command line that the chosen logger or learner configuration does not
     read would be ignored silently: refused instead, naming what reads it."""
     logger = cfg.get("logger", "none")
@@ -390,7 +390,7 @@ def run(cfg: DictConfig, output_dir: str | Path, overrides: list[str] | None = N
     # 2. Plan: everything checked, nothing written.
     env = make_env(cfg.env)
     p = plan(cfg, env)
-    _check_unread(cfg, overrides or [], p.lcfg)
+    check_unread(cfg, overrides or [], p.lcfg)
     config = OmegaConf.to_container(cfg, resolve=True)
     config["output_dir"] = str(output_dir)
     config.pop("stop_after_chunks", None)

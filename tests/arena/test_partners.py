@@ -87,6 +87,10 @@ def test_a_built_pool_lists_each_seed_as_a_partner_and_plays_crossplay(tmp_path)
         (["scripted=yes"], "scripted must be true or false"),
         (["algos=[ippo]", "num_seeds=1"], "at least two partners"),
         (['train_overrides=["seed=3"]'], r"train_overrides may not set .*seed=3"),
+        (
+            ['train_overrides=["algo.dpo_beta1=2"]'],
+            r"learner 'ippo' on coordination-v0: algo.dpo_beta1 is read with algo.objective=dpo only",
+        ),
         (["resume=true"], "does not exist"),
     ],
 )
