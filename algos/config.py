@@ -267,9 +267,10 @@ class LearnerConfig(RunConfig):
                 f"(num_envs * num_steps = {self.num_envs * self.num_steps})"
             )
         check_ranges(self, self.RANGES)
-        for field in ("seps_roles", "seps_steps", "seps_epochs", "pool_size", "snapshot_every"):
-            require_positive_int(getattr(self, field), f"algo.{field}", error=LearnerConfigError)
-        for field in ("psro_iters", "psro_eval_envs", "psro_eval_steps"):
+        for field in (
+            *("seps_roles", "seps_steps", "seps_epochs"),
+            *("pool_size", "snapshot_every", "psro_iters", "psro_eval_envs", "psro_eval_steps"),
+        ):
             require_positive_int(getattr(self, field), f"algo.{field}", error=LearnerConfigError)
         if any(isinstance(h, bool) or not isinstance(h, int) or h < 1 for h in self.hidden):
             raise LearnerConfigError(

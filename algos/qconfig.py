@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, ClassVar
 
-from alem.algos.config import POSITIVE, RunConfig, check_ranges, unread_groups
+from alem.algos.config import POSITIVE, UNIT, Range, RunConfig, check_ranges, unread_groups
 from alem.errors import LearnerConfigError, did_you_mean, require_positive_int
 
 __all__ = ["QConfig", "Q_VARIANTS", "make_q_config"]
@@ -88,6 +88,17 @@ class QConfig(RunConfig):
     mixer_hyper_hidden: int = 64
     mixer_init_scale: float = 0.001  # QMIX: scale of the hypernetworks' last layers at init
 
+    #: The float options' ranges checked by :func:`~alem.algos.config.check_ranges` (``tau`` has
+    #: its own message).
+    RANGES: ClassVar[dict[str, Range]] = {
+        "lr": POSITIVE,
+        "max_grad_norm": POSITIVE,
+        "mixer_init_scale": POSITIVE,
+        **dict.fromkeys(
+            ("gamma", "q_lambda", "epsilon_start", "epsilon_end", "epsilon_fraction", "eval_epsilon"), UNIT
+        ),
+    }
+
     def unread(self) -> dict[str, str]:
         """The options this configuration never reads, each with the setting that would read it
         (as :meth:`LearnerConfig.unread <alem.algos.config.LearnerConfig.unread>`)."""
@@ -129,19 +140,9 @@ class QConfig(RunConfig):
             raise LearnerConfigError(
                 f"algo.num_minibatches={self.num_minibatches} must divide algo.num_envs={self.num_envs}"
             )
-        for field in (
-            "gamma",
-            "q_lambda",
-            "epsilon_start",
-            "epsilon_end",
-            "epsilon_fraction",
-            "eval_epsilon",
-        ):
-            if not 0 <= getattr(self, field) <= 1:
-                raise LearnerConfigError(f"algo.{field} must be in [0, 1], got {getattr(self, field)!r}")
+        check_ranges(self, self.RANGES)
         if not 0 < self.tau <= 1:
             raise LearnerConfigError(f"algo.tau must be in (0, 1] (1: hard target updates), got {self.tau!r}")
-        check_ranges(self, {"lr": POSITIVE, "max_grad_norm": POSITIVE, "mixer_init_scale": POSITIVE})
         for field in ("mixer_embed", "mixer_hyper_hidden"):
             require_positive_int(getattr(self, field), f"algo.{field}", error=LearnerConfigError)
         if isinstance(self.learning_starts, bool) or self.learning_starts < 0:

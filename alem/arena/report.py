@@ -397,15 +397,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         ap.error(f"{target} exists; pass --overwrite to replace it")
     refuse_unwritable(ap, target)
     try:
-        page = render_report(a.run_dir)  # a run dir that is not one: refused, nothing written
-    except AlemError as e:
+        path = write_report(a.run_dir, a.out)
+    except AlemError as e:  # from reading the run, before anything is written: a refusal
         ap.error(str(e))
-    try:
-        write_atomic(target, page)
     except OSError as e:
         print(f"{ap.prog}: error: {target} could not be written ({e.strerror or e})", file=sys.stderr)
         return 1
-    print(f"Report written to {target}")
+    print(f"Report written to {path}")
     return 0
 
 
