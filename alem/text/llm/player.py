@@ -212,6 +212,10 @@ class LLMPlayer(Player):
             raise BackendConfigError(f"llm.cache must be null or a file path, got {cache!r}")
         if cache is not None:
             RequestCache.check_path(cache, cache_mode)
+        if structured not in OpenAIChatBackend.STRUCTURED:  # before the embedded model is looked for
+            raise BackendConfigError(
+                f"llm.structured must be one of {list(OpenAIChatBackend.STRUCTURED)}, got {structured!r}"
+            )
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise AlemError(f"llm.seed must be an integer, got {seed!r}")
         if extra_body is not None and not isinstance(extra_body, Mapping):
