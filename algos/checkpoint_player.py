@@ -23,6 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from alem.algos.actor_export import ACTOR_META, is_actor_folder, read_actor
 from alem.algos.config import LearnerConfig
 from alem.algos.ppo import make_learner
 from alem.algos.qconfig import Q_VARIANTS, QConfig
@@ -34,7 +35,7 @@ from alem.players import Player, Turn
 from alem.struct import zeros_like
 from alem.training.checkpoint import CheckpointError, latest, restore
 
-__all__ = ["CheckpointPlayer", "TrainedActor", "load_trained", "actor_actions"]
+__all__ = ["CheckpointPlayer", "TrainedActor", "load_trained", "load_state", "actor_actions"]
 
 
 def load_trained(
@@ -60,29 +61,19 @@ def load_trained(
     agent; anything else is refused with the reason.
     """
     run_dir = Path(run_dir)
-    results = run_dir / "results.json"
-    if not results.is_file():
-        raise CheckpointError(f"{run_dir}: no results.json; is it a finished `python -m alem.train` run?")
-    try:
-        res = json.loads(results.read_text(encoding="utf-8"))
-        if not isinstance(res, dict) or not isinstance(res.get("env_id"), str):
-            raise ValueError("not an alem.train results object")
-    except (ValueError, RecursionError) as e:
-        raise CheckpointError(
-            f"{results} is damaged or not written by `python -m alem.train` ({type(e).__name__}: {e}); "
-            f"resume the run with `python -m alem.train resume={run_dir}` to rewrite it"
-        ) from None
-    if "learner" not in res:
-        raise AlemError(f"{run_dir}: algo {res.get('algo')!r} has no trained parameters to play")
-    lcfg = _learner_config(res, results)
+    res, source = _read_run(run_dir)
+    lcfg = _learner_config(res, source)
+    exported = source.name == ACTOR_META
     play_env = env
     if transfer:
         env = _trained_env(res, run_dir, lcfg, play_env)
     elif res["env_id"] != env.id:
         raise AlemError(f"{run_dir} was trained on {res['env_id']!r}, not {env.id!r}")
-    rows = res.get("rows", res["num_seeds"])  # a vmapped sweep: configuration-major (configuration, seed) rows
+    rows = res.get(
+        "rows", res["num_seeds"]
+    )  # a vmapped sweep: configuration-major (configuration, seed) rows
     if not isinstance(rows, int) or isinstance(rows, bool) or rows < 1:
-        raise CheckpointError(f"{results}: rows is {rows!r}, not a positive integer")
+        raise CheckpointError(f"{source}: rows is {rows!r}, not a positive integer")
     if not 0 <= seed_index < rows:
         what = f"{rows} rows (configurations x seeds)" if "rows" in res else f"{res['num_seeds']} seeds"
         raise AlemError(f"seed_index={seed_index} out of range: the run has {what}")
@@ -91,16 +82,11 @@ def load_trained(
             "recurrent checkpoints cannot be played by the evaluator yet (feed-forward only); "
             "alem.algos.checkpoint_player.TrainedActor plays them in one env (e.g. for alem.render)"
         )
-    if isinstance(lcfg, QConfig):
-        learner = make_q_learner(env, lcfg)
-    else:
-        learner = make_learner(env, lcfg, roles=np.asarray(res["roles"]))
-    found = latest(run_dir)
-    if found is None:
-        raise CheckpointError(f"{run_dir}: no checkpoint")
-    keys = jax.vmap(jax.random.key)(jnp.arange(rows))
-    template = zeros_like(jax.eval_shape(jax.vmap(learner.init), keys))  # shapes only: no init to run
-    state = restore(found[1], template)
+    if exported and snapshot is not None:
+        raise AlemError(
+            f"{run_dir}: snapshot={snapshot} asked for, but an exported actor keeps no self-play pool"
+        )
+    learner, state = _restore_rows(run_dir, env, res, lcfg, rows, exported)
     params = jax.tree.map(lambda x: x[seed_index], state.params)
     if snapshot is not None:
         pool = state.pool
@@ -116,6 +102,76 @@ def load_trained(
     if transfer:
         learner = make_learner(play_env, lcfg, roles=np.zeros(play_env.num_agents, np.int32))
     return learner, params
+
+
+def load_state(run_dir: str | Path, env: MultiAgentEnv | None = None) -> tuple[Any, Any, dict]:
+    """``(learner, state, results)``: the whole vmapped learner state of a run's newest checkpoint
+    (every row), for ``env`` (default: the run's env, rebuilt from its saved id and keywords)."""
+    run_dir = Path(run_dir)
+    res, source = _read_run(run_dir)
+    lcfg = _learner_config(res, source)
+    if env is None:
+        from alem.registry import make
+
+        env = make(res["env_id"], **dict(((res.get("config") or {}).get("env") or {}).get("kwargs") or {}))
+    elif res["env_id"] != env.id:
+        raise AlemError(f"{run_dir} was trained on {res['env_id']!r}, not {env.id!r}")
+    rows = res.get("rows", res["num_seeds"])
+    learner, state = _restore_rows(run_dir, env, res, lcfg, rows, source.name == ACTOR_META)
+    return learner, state, res
+
+
+def _read_run(run_dir: Path) -> tuple[dict, Path]:
+    """The run's description and the file it came from: ``results.json`` of a run directory, or
+    ``actor.json`` of an exported actor (:mod:`alem.algos.actor_export`)."""
+    if is_actor_folder(run_dir):
+        meta, _ = read_actor(run_dir)
+        return meta, run_dir / ACTOR_META
+    results = run_dir / "results.json"
+    if not results.is_file():
+        raise CheckpointError(f"{run_dir}: no results.json; is it a finished `python -m alem.train` run?")
+    try:
+        res = json.loads(results.read_text(encoding="utf-8"))
+        if not isinstance(res, dict) or not isinstance(res.get("env_id"), str):
+            raise ValueError("not an alem.train results object")
+    except (ValueError, RecursionError) as e:
+        raise CheckpointError(
+            f"{results} is damaged or not written by `python -m alem.train` ({type(e).__name__}: {e}); "
+            f"resume the run with `python -m alem.train resume={run_dir}` to rewrite it"
+        ) from None
+    if "learner" not in res:
+        raise AlemError(f"{run_dir}: algo {res.get('algo')!r} has no trained parameters to play")
+    return res, results
+
+
+def _restore_rows(
+    run_dir: Path, env: MultiAgentEnv, res: dict, lcfg: Any, rows: int, exported: bool
+) -> tuple[Any, Any]:
+    """``(learner, state)`` with every row's parameters: restored from the newest checkpoint, or,
+    for an exported actor, its actor leaves in an otherwise zero state (acting reads the actor only)."""
+    if isinstance(lcfg, QConfig):
+        if exported:
+            raise CheckpointError(f"{run_dir}: an exported actor of a value-based run ({res.get('algo')})")
+        learner = make_q_learner(env, lcfg)
+    else:
+        learner = make_learner(env, lcfg, roles=np.asarray(res["roles"]))
+    keys = jax.vmap(jax.random.key)(jnp.arange(rows))
+    template = zeros_like(jax.eval_shape(jax.vmap(learner.init), keys))  # shapes only: no init to run
+    if exported:
+        _, leaves = read_actor(run_dir)
+        want, treedef = jax.tree.flatten(template.params["actor"])
+        shapes = [(tuple(x.shape), str(x.dtype)) for x in want]
+        if [(tuple(x.shape), str(x.dtype)) for x in leaves] != shapes:
+            raise CheckpointError(
+                f"{run_dir}: its actor leaves do not fit the learner its actor.json describes "
+                "(edited, damaged or written by another alem version)"
+            )
+        params = {**template.params, "actor": jax.tree.unflatten(treedef, [jnp.asarray(x) for x in leaves])}
+        return learner, template.replace(params=params)
+    found = latest(run_dir)
+    if found is None:
+        raise CheckpointError(f"{run_dir}: no checkpoint")
+    return learner, restore(found[1], template)
 
 
 def actor_actions(

@@ -1,10 +1,11 @@
-"""Copy a built partner pool into the package, trimmed: ``python scripts/ship_pool.py <pool> <env name>``.
+"""Ship built partner pools inside the package: ``python scripts/ship_pool.py <env name> <pool> [<pool> ...]``.
 
-``python -m alem.partners build`` leaves full training runs (every kept checkpoint, the metrics);
-a pool that ships needs only what a checkpoint partner loads: each run's ``results.json``,
-``config.yaml`` and its last checkpoint. The copy goes to ``alem/arena/pools/<env name>/`` with a
-manifest written anew (same names, specs, keywords and split seed, so the same splits; digests
-of the trimmed folders). Refuses a destination that exists.
+Each pool (``python -m alem.partners build``) is exported (``alem.arena.partners.export_pool``:
+the trained partners as actor-only folders, no training state), and the pools' partners are
+merged into one manifest at ``alem/arena/pools/<env name>/`` (names and run folders must be
+distinct across the pools; the first pool's split seed). Several pools let one env's pool grow
+by a build without retraining what ships (a MAPPO build beside an IPPO one). Refuses a
+destination that exists.
 """
 
 from __future__ import annotations
@@ -12,46 +13,41 @@ from __future__ import annotations
 import json
 import shutil
 import sys
+import tempfile
 from pathlib import Path
-
-from omegaconf import OmegaConf
 
 import alem
 from alem.arena.crossplay import write_manifest
-from alem.training.checkpoint import latest
+from alem.arena.partners import export_pool
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def ship(pool: Path, name: str) -> Path:
-    manifest = json.loads((pool / "partners.json").read_text())
+def ship(name: str, pools: list[Path]) -> Path:
     dest = ROOT / "alem" / "arena" / "pools" / name
     if dest.exists():
         raise SystemExit(f"{dest} exists; remove it first")
-    env = alem.make(manifest["env_id"])
-    runs = {
-        p["spec"].partition(":")[2].split("#")[0]
-        for p in manifest["partners"]
-        if p["spec"].startswith("checkpoint:")
-    }
-    for run in sorted(runs):
-        src, out = pool / run, dest / run
-        (out / "checkpoints").mkdir(parents=True)
-        # the run's own folder, not the building machine's path
-        results = json.loads((src / "results.json").read_text())
-        results["output_dir"] = results["config"]["output_dir"] = run
-        (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
-        config = OmegaConf.load(src / "config.yaml")
-        config.output_dir = run
-        (out / "config.yaml").write_text(OmegaConf.to_yaml(config))
-        _, last = latest(src)
-        shutil.copytree(last, out / "checkpoints" / Path(last).name)
-        for marker in (out / "checkpoints").rglob("commit_success.txt"):  # orbax writes its path there
-            marker.write_text(f"Checkpoint commit was successful to {marker.parent.relative_to(dest)}")
-    entries = [(p["name"], p["spec"], p.get("kwargs") or {}) for p in manifest["partners"]]
-    write_manifest(dest / "partners.json", env, entries, seed=manifest["seed"])
+    with tempfile.TemporaryDirectory() as tmp:
+        manifests = [export_pool(pool, Path(tmp) / f"pool{i}") for i, pool in enumerate(pools)]
+        env_ids = {m["env_id"] for m in manifests}
+        if len(env_ids) != 1:
+            raise SystemExit(f"the pools are for different envs: {sorted(env_ids)}")
+        dest.mkdir(parents=True)
+        entries = []
+        for i, m in enumerate(manifests):
+            for folder in (Path(tmp) / f"pool{i}").iterdir():
+                if folder.is_dir():
+                    if (dest / folder.name).exists():
+                        raise SystemExit(f"two pools hold a run named {folder.name}")
+                    shutil.copytree(folder, dest / folder.name)
+            entries += [(p["name"], p["spec"], p.get("kwargs") or {}) for p in m["partners"]]
+        env = alem.make(env_ids.pop())
+        write_manifest(dest / "partners.json", env, entries, seed=manifests[0]["seed"])
+    print(json.dumps({p[0]: p[1] for p in entries}, indent=1))
     return dest
 
 
 if __name__ == "__main__":
-    print(ship(Path(sys.argv[1]), sys.argv[2]))
+    if len(sys.argv) < 3:
+        raise SystemExit(__doc__.splitlines()[0])
+    print(ship(sys.argv[1], [Path(p) for p in sys.argv[2:]]))

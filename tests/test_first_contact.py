@@ -20,10 +20,12 @@ import importlib
 import math
 import sys
 import typing
+from pathlib import Path
 
 import pytest
 from omegaconf import OmegaConf
 
+import alem
 from alem.algos.config import LearnerConfig
 from alem.algos.qconfig import QConfig
 from alem.errors import LearnerConfigError
@@ -32,6 +34,7 @@ TTT = "env.id=tic_tac_toe-v0"
 SPREAD = "env.id=mpe/simple_spread-v0"
 OUT = "output_dir={tmp}/out"  # a run folder that a refusal never creates
 BLOCKED = "{tmp}/a_file/x"  # under a regular file: cannot be created
+SHIPPED_LBF = Path(alem.__file__).parent / "arena" / "pools" / "lbf_8x8_2p_2f_coop"  # a whole pool
 TWO = ["distributed.num_processes=2", "distributed.process_id=1", "distributed.coordinator=h:1", OUT]
 LLM = [TTT, "players=[llm,random]"]
 OPENAI = [*LLM, "llm=openai", "llm.model=m", "llm.base_url=http://127.0.0.1:9/v1"]
@@ -229,7 +232,7 @@ CASES: list[tuple[str, str, list[str], list[str]]] = [
     ("alem.serve", "max_steps", ["max_steps=0"], ["max_steps", "0"]),
     ("alem.serve", "max_body_bytes", ["max_body_bytes=abc"], ["max_body_bytes", "'abc'"]),
     # ------------------------------------------------------------------ alem.partners
-    ("alem.partners", "(subcommand)", ["bild"], ["expected the subcommand build", "'bild'"]),
+    ("alem.partners", "(subcommand)", ["bild"], ["expected the subcommand build or export", "'bild'"]),
     ("alem.partners", "env", ["build", "env=nope"], ["env=nope"]),
     ("alem.partners", "env.id", ["build", TTT], ["tic_tac_toe-v0", "zero-sum"]),
     ("alem.partners", "env.kwargs", ["build", "env.kwargs=abc"], ["env.kwargs", "'abc'"]),
@@ -241,6 +244,13 @@ CASES: list[tuple[str, str, list[str], list[str]]] = [
     ("alem.partners", "train_overrides", ["build", "train_overrides=abc"], ["train_overrides", "'abc'"]),
     ("alem.partners", "output_dir", ["build", f"output_dir={BLOCKED}"], ["output_dir=", "cannot be written"]),
     ("alem.partners", "resume", ["build", "resume=maybe"], ["resume", "'maybe'"]),
+    (
+        "alem.partners",
+        "export pool",
+        ["export", "{tmp}/nope", "{tmp}/out"],
+        ["nope", "not a readable partner pool"],
+    ),
+    ("alem.partners", "export out", ["export", str(SHIPPED_LBF), "{tmp}/a_file"], ["a_file", "exists"]),
     # ------------------------------------------------------------------ alem.render
     ("alem.render", "env_id", ["nope-v0", "{tmp}/x.gif"], ["nope-v0"]),
     ("alem.render", "out", ["tic_tac_toe-v0", f"{BLOCKED}.gif"], ["cannot write", "a_file"]),
@@ -407,7 +417,7 @@ def _run_cli(cli: str, argv: list[str], monkeypatch) -> int | str | None:
     try:
         if cli in HYDRA:
             # Hydra's logging set-up closes every logging handler, pytest's capture among them
-            quiet = ["hydra/job_logging=none", "hydra/hydra_logging=none"]
+            quiet = [] if argv[:1] == ["export"] else ["hydra/job_logging=none", "hydra/hydra_logging=none"]
             monkeypatch.setattr(sys, "argv", [cli, *argv, *quiet])
             module.main()
         else:
@@ -468,9 +478,9 @@ def _hydra_options(config: str, groups: dict[str, list[str]]) -> set[str]:
     return keys
 
 
-def _argparse_options(cli: str, monkeypatch) -> set[str]:
+def _argparse_options(cli: str, monkeypatch, argv: list[str] | None = None) -> set[str]:
     """The options of an argparse CLI's parser (and of its subcommands, as ``<sub> <option>``),
-    read from the parser its entry point builds."""
+    read from the parser its entry point builds on ``argv``."""
     from alem.cli import ArgumentParser
 
     seen = []
@@ -480,7 +490,7 @@ def _argparse_options(cli: str, monkeypatch) -> set[str]:
         raise SystemExit(0)
 
     monkeypatch.setattr(ArgumentParser, "parse_args", record)
-    _run_cli(cli, [], monkeypatch)
+    _run_cli(cli, argv or [], monkeypatch)
     (parser,) = seen
     out = set()
     for action in parser._actions:
@@ -515,7 +525,9 @@ def test_every_option_of_every_cli_has_a_case(monkeypatch):
         }
         | {"player_kwargs", "llm.*"},
         "alem.serve": _hydra_options("serve", {"env": []}),
-        "alem.partners": _hydra_options("partners", {"env": []}) | {"(subcommand)"},
+        "alem.partners": _hydra_options("partners", {"env": []})
+        | {"(subcommand)"}
+        | {f"export {o}" for o in _argparse_options("alem.partners", monkeypatch, ["export"])},
     }
     for cli in [c for c in {c[0] for c in CASES} if c not in HYDRA]:
         declared[cli] = _argparse_options(cli, monkeypatch)

@@ -17,6 +17,8 @@ an interrupted one continues from its last checkpoint.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +26,11 @@ from omegaconf import DictConfig, OmegaConf
 
 from alem.arena.crossplay import check_cooperative, write_manifest
 from alem.cli import hydra_app, hydra_run_dir, make_env, plain
-from alem.errors import ConfigError
+from alem.errors import AlemError, ConfigError
 from alem.players import player_names
 from alem.rundir import CLAIM_MARKER, claim
 
-__all__ = ["build", "main", "NOT_PARTNERS"]
+__all__ = ["build", "export_pool", "main", "NOT_PARTNERS"]
 
 #: Registered players that are not partners of a pool: the floor, the LLM and the loader.
 NOT_PARTNERS = frozenset({"random", "llm", "checkpoint"})
@@ -140,6 +142,56 @@ def build(cfg: DictConfig, output_dir: str | Path) -> dict[str, Any]:
         print(f"{CLI}: training {algo} ({cfg.num_seeds} seeds) into {run_dir}", flush=True)
         run(tcfg, run_dir)
     return write_manifest(out / "partners.json", env, partners, seed=cfg.split_seed)
+
+
+def export_pool(pool: str | Path, out: str | Path) -> dict[str, Any]:
+    """Copy the pool at ``pool`` to the new folder ``out`` with its trained partners as exported
+    actors (:mod:`alem.algos.actor_export`: each run's actors, about a sixth of its
+    checkpoint, no training state); scripted partners are kept as they are. The manifest is
+    written anew with the same names, specs, keywords and split seed, so the same splits.
+    Everything is read and checked (the manifest, every digest) before ``out`` is made."""
+    from alem.algos.actor_export import export_actor
+    from alem.arena.crossplay import read_pool
+    from alem.registry import make
+
+    pool, out = Path(pool), Path(out)
+    manifest_path = pool / "partners.json" if pool.is_dir() else pool
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        env = make(manifest["env_id"])
+    except (OSError, ValueError, KeyError, TypeError, AlemError) as e:
+        raise ConfigError(f"{pool}: not a readable partner pool ({type(e).__name__}: {e})") from None
+    read_pool(manifest_path, env, option="pool")  # format, seats, every checkpoint's digest
+    if out.exists():
+        raise ConfigError(f"{out} exists; an exported pool is written to a new folder")
+    runs = []
+    for p in manifest["partners"]:
+        kind, _, rest = p["spec"].partition(":")
+        if kind != "checkpoint":
+            continue
+        if "#" in rest:
+            raise ConfigError(
+                f"partner {p['name']!r} is a self-play snapshot ({p['spec']}); snapshots are not exported"
+            )
+        if Path(rest).is_absolute() or ".." in Path(rest).parts:
+            raise ConfigError(
+                f"partner {p['name']!r}: {rest} is outside the pool's folder; export copies the pool's own runs"
+            )
+        runs.append(rest)
+    if not out.parent.is_dir():
+        raise ConfigError(f"cannot write {out}: the folder {out.parent} does not exist")
+    tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")  # renamed to out when whole
+    try:
+        tmp.mkdir()
+        for run in sorted(set(runs)):
+            export_actor(manifest_path.parent / run, tmp / run)
+        entries = [(p["name"], p["spec"], p.get("kwargs") or {}) for p in manifest["partners"]]
+        written = write_manifest(tmp / "partners.json", env, entries, seed=manifest["seed"])
+        tmp.rename(out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return written
 
 
 def _app(cfg: DictConfig) -> None:

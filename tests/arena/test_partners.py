@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
+import jax
+import numpy as np
 import pytest
 from hydra import compose, initialize_config_module
 
 import alem
+from alem.algos.checkpoint_player import load_trained
 from alem.arena.command import run as evaluate_run
-from alem.arena.crossplay import checkpoint_digest, read_pool
-from alem.arena.partners import build
+from alem.arena.crossplay import checkpoint_digest, read_pool, write_manifest
+from alem.arena.partners import build, export_pool
 from alem.errors import ConfigError
 
 TINY = [
@@ -61,6 +66,33 @@ def test_a_built_pool_lists_each_seed_as_a_partner_and_plays_crossplay(tmp_path)
         tmp_path / "xp",
     )
     assert res["partners"] == ["ippo_s0", "ippo_s1", "ippo_s2"] and res["complete"]
+
+    # Exported (actor-only): the same partners, splits and parameters, so the same cross-play.
+    exported = tmp_path / "exported"
+    export_pool(out, exported)
+    assert not (exported / "ippo" / "checkpoints").exists()
+    listed = lambda pool: [(p.name, p.split, p.kwargs) for p in read_pool(pool, env).partners]
+    assert listed(exported) == listed(out)
+    for k in range(3):
+        for a, b in zip(
+            jax.tree.leaves(load_trained(out / "ippo", env, k)[1]["actor"]),
+            jax.tree.leaves(load_trained(exported / "ippo", env, k)[1]["actor"]),
+            strict=True,
+        ):
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    again = evaluate_run(
+        cfg(
+            "env=coordination",
+            "mode=crossplay",
+            "players=[random]",
+            f"partners={exported}",
+            "episodes=4",
+            config="evaluate",
+        ),
+        tmp_path / "xp_exported",
+    )
+    for key in ("crossplay_matrix", "selfplay", "partner_selfplay"):
+        assert again[key] == res[key]
 
     # A build killed before its manifest: resume=true keeps the trained run and lists the pool again.
     saved = (out / "partners.json").read_text()
@@ -118,6 +150,31 @@ def test_a_build_refuses_a_folder_that_holds_anything(tmp_path):
     assert [p.name for p in out.iterdir()] == ["notes.txt"]
 
 
+def test_an_export_checks_the_whole_pool_before_it_writes(tmp_path):
+    """A pool whose checkpoint no longer matches its digest, a scripted-only pool copied as it is,
+    and an export that fails half-way leave nothing behind."""
+    env = alem.make("lbf_8x8_2p_2f_coop-v0")
+    shipped = Path(alem.__file__).parent / "arena" / "pools" / "lbf_8x8_2p_2f_coop"
+    pool = tmp_path / "pool"
+    shutil.copytree(shipped, pool)
+    with (pool / "ippo" / "actor.npz").open("ab") as f:
+        f.write(b"x")
+    with pytest.raises(ConfigError, match=r"partner 'ippo_s\d': the files of .*ippo do not match"):
+        export_pool(pool, tmp_path / "out")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pool"]
+    # an exported pool's runs are actors already: exporting it again stops at the first, and the
+    # half-written copy is removed
+    shutil.rmtree(pool)
+    shutil.copytree(shipped, pool)
+    with pytest.raises(alem.AlemError, match="is an exported actor already"):
+        export_pool(pool, tmp_path / "out")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pool"]
+    scripted = tmp_path / "scripted"
+    write_manifest(scripted / "partners.json", env, [("centre", "centre"), ("nearest", "nearest")])
+    export_pool(scripted, tmp_path / "scripted_out")
+    assert [p.spec for p in read_pool(tmp_path / "scripted_out", env).partners] == ["centre", "nearest"]
+
+
 @pytest.mark.integration  # a subprocess
 def test_the_command_needs_its_subcommand():
     res = subprocess.run(
@@ -125,4 +182,6 @@ def test_the_command_needs_its_subcommand():
     )
     assert res.returncode == 2 and res.stdout == ""
     (line,) = res.stderr.splitlines()
-    assert line.startswith("alem.partners: error: expected the subcommand build, got 'env=coordination' (usage:")
+    assert line.startswith(
+        "alem.partners: error: expected the subcommand build or export, got 'env=coordination' (usage:"
+    )
