@@ -123,6 +123,7 @@ def _plan_learner(cfg: DictConfig, env: alem.MultiAgentEnv) -> Plan:
     """A PPO-core preset (:data:`alem.algos.VARIANTS`) or a value-based one (:data:`alem.algos.Q_VARIANTS`)."""
     from alem.algos import Q_VARIANTS, make_config, make_learner, make_q_config, make_q_learner
     from alem.algos.config import LearnerConfigError
+    from alem.algos.population import partner_actors
 
     value_based = cfg.algo.name in Q_VARIANTS
 
@@ -142,7 +143,7 @@ def _plan_learner(cfg: DictConfig, env: alem.MultiAgentEnv) -> Plan:
             lcfg = dataclasses.replace(lcfg, sweep=tuple(sweep.knobs))
         partners = None
         if not value_based and lcfg.partners is not None:
-            lcfg, partners = _partner_actors(lcfg, env)
+            lcfg, partners = partner_actors(lcfg, env)
         learner = (make_q_learner if value_based else make_learner)(env, lcfg)
         if partners is not None:
             learner = dataclasses.replace(learner, partner_actor=partners)
@@ -153,50 +154,6 @@ def _plan_learner(cfg: DictConfig, env: alem.MultiAgentEnv) -> Plan:
         seed, num_seeds, chunk_updates, num_chunks, per_update, 1 if sweep is None else sweep.size
     )
     return Plan(learner, schedule, mesh, lcfg, _check_eval(cfg, env, lcfg.num_steps), sweep)
-
-
-def _partner_actors(lcfg: Any, env: alem.MultiAgentEnv) -> tuple[Any, Any]:
-    """``algo.partners``: the pool's partners (split ``train`` unless one is named) loaded and
-    checked (checkpoint partners whose actor has the learner's shapes), stacked ``[K, R, ...]``;
-    the config gets ``pool_size = K``."""
-    from alem.algos.checkpoint_player import CheckpointPlayer
-    from alem.algos.config import LearnerConfigError
-    from alem.algos.ppo import Learner, make_learner
-    from alem.arena.crossplay import SPLITS, read_pool
-
-    arg = lcfg.partners
-    where = f"algo.partners={arg}"
-    make_learner(env, lcfg)  # the learner fits the env before the pool is read
-    pool = read_pool(arg if arg.rpartition(":")[2] in SPLITS else f"{arg}:train", env, option="algo.partners")
-    lcfg = dataclasses.replace(lcfg, pool_size=len(pool.partners))
-    template = jax.eval_shape(make_learner(env, lcfg).init, jax.random.key(0)).params["actor"]
-    want = jax.tree.map(lambda x: (x.shape, str(x.dtype)), template)
-    actors = []
-    for partner in pool.partners:
-        kind, _, rest = partner.spec.partition(":")
-        if kind != "checkpoint":
-            raise LearnerConfigError(
-                f"{where}: partner {partner.name!r} is {partner.spec!r}; population play trains against "
-                "checkpoint partners (PPO actors of the learner's shape); play scripted ones with mode=crossplay"
-            )
-        try:  # the checkpoint player reads the spec (<run dir>[#slot]) and keywords as the arena does
-            player = CheckpointPlayer(env, spec=rest, **partner.kwargs)
-        except (alem.AlemError, TypeError) as e:
-            raise LearnerConfigError(f"{where}: partner {partner.name!r}: {e}") from None
-        learner, params = player.learner, player.params
-        got = (
-            jax.tree.map(lambda x: (tuple(x.shape), str(x.dtype)), params["actor"])
-            if isinstance(learner, Learner)
-            else None
-        )
-        if got != want:
-            kind = "a value-based run" if not isinstance(learner, Learner) else "an actor of other shapes"
-            raise LearnerConfigError(
-                f"{where}: partner {partner.name!r} is {kind} ({learner.cfg.name}); the learner "
-                f"({lcfg.name}) can seat only PPO actors of its own shapes (same preset, hidden sizes and roles)"
-            )
-        actors.append(params["actor"])
-    return lcfg, jax.tree.map(lambda *xs: jax.numpy.stack(xs), *actors)
 
 
 def _check_eval(cfg: DictConfig, env: alem.MultiAgentEnv, rollout_steps: int) -> int:

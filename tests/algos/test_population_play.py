@@ -103,13 +103,36 @@ def test_scripted_or_torn_partners_are_refused(tiny_pool, tmp_path):
     for pool, match in [
         (
             f"{scripted}:heldout",
-            "partner '[ab]' is 'random'; population play trains against checkpoint partners",
+            "the split holds no trained partner .*'random'.*; population play trains against checkpoint partners",
         ),
         (str(tmp_path / "none"), "no manifest at"),
     ]:
         cfg = _compose("config", ["env=coordination", *TINY_RUN, f"algo.partners={pool}"])
         with pytest.raises(ConfigError, match=match):
             plan(cfg, env)
+
+
+def test_a_split_that_mixes_scripted_and_trained_partners_trains_with_the_trained_ones(
+    tiny_pool, tmp_path, capsys
+):
+    from alem.arena.crossplay import assign_splits
+    from alem.train import plan
+
+    env = alem.make("coordination-v0")
+    names = ["ck0", "ck1", "r0", "r1"]
+    seed = next(
+        s
+        for s in range(100)
+        if sorted(n for n, x in assign_splits(names, s).items() if x == "train")
+        in (["ck0", "r0"], ["ck0", "r1"], ["ck1", "r0"], ["ck1", "r1"])
+    )
+    entries = [(f"ck{k}", f"checkpoint:{tiny_pool / 'ippo'}", {"seed_index": k}) for k in range(2)]
+    write_manifest(
+        tmp_path / "mixed" / "partners.json", env, [*entries, ("r0", "random"), ("r1", "random")], seed=seed
+    )
+    cfg = _compose("config", ["env=coordination", *TINY_RUN, f"algo.partners={tmp_path / 'mixed'}"])
+    assert plan(cfg, env).lcfg.pool_size == 1
+    assert "algo.partners: scripted partners ['r" in capsys.readouterr().out
 
 
 @pytest.mark.exhaustive  # three training runs (~2 minutes)
