@@ -8,13 +8,14 @@ import dataclasses
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 
 import alem
 from alem.algos.checkpoint_player import CheckpointPlayer
 from alem.algos.config import LearnerConfigError
 from alem.algos.ppo import Learner, make_learner
 
-__all__ = ["partner_actors"]
+__all__ = ["partner_actors", "with_id_inputs"]
 
 
 def partner_actors(lcfg: Any, env: alem.MultiAgentEnv) -> tuple[Any, Any]:
@@ -42,7 +43,6 @@ def partner_actors(lcfg: Any, env: alem.MultiAgentEnv) -> tuple[Any, Any]:
         )
     lcfg = dataclasses.replace(lcfg, pool_size=len(trained))
     template = jax.eval_shape(make_learner(env, lcfg).init, jax.random.key(0)).params["actor"]
-    want = jax.tree.map(lambda x: (x.shape, str(x.dtype)), template)
     actors = []
     for partner in trained:
         rest = partner.spec.partition(":")[2]
@@ -51,16 +51,40 @@ def partner_actors(lcfg: Any, env: alem.MultiAgentEnv) -> tuple[Any, Any]:
         except (alem.AlemError, TypeError) as e:
             raise LearnerConfigError(f"{where}: partner {partner.name!r}: {e}") from None
         learner, params = player.learner, player.params
-        got = (
-            jax.tree.map(lambda x: (tuple(x.shape), str(x.dtype)), params["actor"])
-            if isinstance(learner, Learner)
-            else None
-        )
-        if got != want:
-            kind = "a value-based run" if not isinstance(learner, Learner) else "an actor of other shapes"
+        actor = params["actor"] if isinstance(learner, Learner) else None
+        if actor is not None and lcfg.agent_id and not learner.cfg.agent_id:
+            actor = with_id_inputs(actor, template, env.num_agents)
+        if actor is None or _shapes(actor) != _shapes(template):
+            kind = "a value-based run" if actor is None else "an actor of other shapes"
+            hint = (
+                "; a learner with algo.agent_id=true (mappo) also seats actors without the id input"
+                if actor is not None and learner.cfg.agent_id and not lcfg.agent_id
+                else ""
+            )
             raise LearnerConfigError(
                 f"{where}: partner {partner.name!r} is {kind} ({learner.cfg.name}); the learner "
-                f"({lcfg.name}) can seat only PPO actors of its own shapes (same preset, hidden sizes and roles)"
+                f"({lcfg.name}) can seat only PPO actors of its own shapes (hidden sizes, roles, inputs){hint}"
             )
-        actors.append(params["actor"])
+        actors.append(actor)
     return lcfg, jax.tree.map(lambda *xs: jax.numpy.stack(xs), *actors)
+
+
+def _shapes(tree: Any) -> Any:
+    return jax.tree.map(lambda x: (tuple(x.shape), str(x.dtype)), tree)
+
+
+def with_id_inputs(actor: Any, template: Any, n: int) -> Any:
+    """A feed-forward actor trained without the agent-id input (IPPO), as an actor of the
+    ``template``'s layout with it (MAPPO, ``algo.agent_id``): the one-hot id is appended to the
+    observation (:func:`alem.algos.units.with_agent_id`), so the first layer's kernel gets ``n``
+    zero input rows and computes the same function. Returned unchanged when the layouts differ
+    otherwise (the caller then refuses it)."""
+    out = []
+    for got, want in zip(jax.tree.leaves(actor), jax.tree.leaves(template), strict=False):
+        one_kernel_short = got.ndim >= 2 and got.shape[-2] + n == want.shape[-2]
+        if one_kernel_short and got.shape[:-2] + got.shape[-1:] == want.shape[:-2] + want.shape[-1:]:
+            got = jnp.pad(got, [(0, 0)] * (got.ndim - 2) + [(0, n), (0, 0)])
+        out.append(got)
+    if len(out) != len(jax.tree.leaves(template)):
+        return actor
+    return jax.tree.unflatten(jax.tree.structure(actor), out)

@@ -135,6 +135,49 @@ def test_a_split_that_mixes_scripted_and_trained_partners_trains_with_the_traine
     assert "algo.partners: scripted partners ['r" in capsys.readouterr().out
 
 
+def test_an_actor_without_the_id_input_is_seated_by_a_learner_with_it_as_the_same_function(tiny_pool):
+    """An IPPO partner beside a MAPPO ego (``agent_id``): zero weights on the appended one-hot
+    id, the same action probabilities as the partner's own learner gives."""
+    import jax
+    import jax.numpy as jnp
+
+    from alem.algos.checkpoint_player import load_trained
+    from alem.algos.population import with_id_inputs
+    from alem.train import plan
+
+    env = alem.make("coordination-v0")
+    tiny = [o for o in TINY_RUN if not o.startswith("algo=")]
+    ego = plan(
+        _compose("config", ["env=coordination", "algo=mappo", *tiny, f"algo.partners={tiny_pool}"]), env
+    )
+    assert ego.lcfg.agent_id and ego.lcfg.pool_size == 1
+    (train,) = [
+        p for p in json.loads((tiny_pool / "partners.json").read_text())["partners"] if p["split"] == "train"
+    ]
+    ippo, params = load_trained(tiny_pool / "ippo", env, train["kwargs"]["seed_index"])
+    seated = jax.tree.map(lambda x: x[0], ego.learner.partner_actor)
+    assert jax.tree.structure(seated) == jax.tree.structure(params["actor"])
+    key = jax.random.key(3)
+    _, ts = env.reset(key)
+    h = ippo.actor_net.initial_hidden((1, env.num_agents))
+    none = jnp.zeros((1, 0), jnp.float32)
+    args = (ts.obs[None], none, ts.action_mask[None], jnp.ones((1,), bool), key)
+    want = ippo.act(params, h, *args)[3]
+    lifted = with_id_inputs(params["actor"], seated, env.num_agents)
+    assert all(
+        np.array_equal(a, b) for a, b in zip(jax.tree.leaves(lifted), jax.tree.leaves(seated), strict=True)
+    )
+    mappo_params = {**ego.learner.init(key).params, "actor": seated}
+    gstate = jnp.zeros((1, 0), jnp.float32)
+    if ego.learner.uses_global_state:
+        env_state, _ = env.reset(key)
+        gstate = env.global_state(env_state, env.default_params)[None]
+    got = ego.learner.act(
+        mappo_params, h, ts.obs[None], gstate, ts.action_mask[None], jnp.ones((1,), bool), key
+    )[3]
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), atol=1e-6)
+
+
 @pytest.mark.exhaustive  # three training runs (~2 minutes)
 def test_an_ego_trained_with_a_pool_adapts_to_conventions_a_self_play_ego_misses(tmp_path):
     """Iterated coordination: each self-play partner settles on one of two conventions. A
