@@ -11,7 +11,7 @@ of a run into a folder of its own::
 The folder plays wherever a run directory does (``checkpoint:<folder>``, ``seed_index`` picks a
 row; :func:`alem.algos.checkpoint_player.load_trained` reads either), as an evaluator player, a
 cross-play partner or a population-play partner, and plays exactly as the run's checkpoint did
-(the same float32 parameters). It is about a sixth of the run's last checkpoint, which is why the
+(the same float32 parameters). It is a sixth to a third of the run's last checkpoint, which is why the
 shipped partner pools use it (``scripts/ship_pool.py``). It cannot resume training, and a
 value-based run (no actor) or a self-play run's snapshots (``#k``) are not exported.
 """

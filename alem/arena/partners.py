@@ -146,7 +146,7 @@ def build(cfg: DictConfig, output_dir: str | Path) -> dict[str, Any]:
 
 def export_pool(pool: str | Path, out: str | Path) -> dict[str, Any]:
     """Copy the pool at ``pool`` to the new folder ``out`` with its trained partners as exported
-    actors (:mod:`alem.algos.actor_export`: each run's actors, about a sixth of its
+    actors (:mod:`alem.algos.actor_export`: each run's actors, a sixth to a third of its
     checkpoint, no training state); scripted partners are kept as they are. The manifest is
     written anew with the same names, specs, keywords and split seed, so the same splits.
     Everything is read and checked (the manifest, every digest) before ``out`` is made."""
