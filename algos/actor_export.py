@@ -71,6 +71,7 @@ def export_actor(
         raise AlemError(f"seed_indices={list(seed_indices or [])}: distinct rows of the run's 0..{rows - 1}")
     leaves = jax.tree.leaves(jax.tree.map(lambda x: np.asarray(x)[np.asarray(picked)], state.params["actor"]))
     config = res.get("config") or {}
+    returns = res.get("trained_return_per_seed") or []
     meta = {
         "format": ACTOR_FORMAT,
         **{k: res[k] for k in _RUN_FIELDS},
@@ -81,9 +82,7 @@ def export_actor(
             "seed_indices": picked,
             "env_steps_per_seed": res.get("env_steps_per_seed"),
             # the run's own final evaluation of each row kept (with copies of itself)
-            "trained_return_per_seed": [
-                (res.get("trained_return_per_seed") or [None] * rows)[i] for i in picked
-            ],
+            "trained_return_per_seed": [returns[i] if i < len(returns) else None for i in picked],
             "wall_time_s": res.get("wall_time_s"),
         },
         "leaves": [[list(x.shape), str(x.dtype)] for x in leaves],

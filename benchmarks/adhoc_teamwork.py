@@ -20,6 +20,8 @@ per method the IQM over seeds x held-out partners with its 95% stratified-bootst
 Runs already finished in ``--out`` are kept (a killed run of this script resumes by
 re-running it: finished training and evaluation folders are read, not redone; an unfinished
 one is resumed). ``<out>/table.json`` holds every number; the table is printed as markdown.
+``--llm-envs hanabi_mini`` adds the embedded SmolLM2-135M as an ego (``llm=local``, zero-shot
+through the text bridge; one model, so its interval is over the partners and episodes only).
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ RECIPES = {
 }
 METHODS = {"self-play": [], "population play": ["algo.partners=builtin"]}
 EGO_SEED = 100
+LLM_ROW = "SmolLM2-135M, zero-shot"
 
 
 def _python(args: list[str], log: Path) -> None:
@@ -71,7 +74,7 @@ def _train(env_id: str, recipe: list[str], extra: list[str], seeds: int, out: Pa
     _python([*args, *recipe, *extra, *resume], out.parent / f"{out.name}.log")
 
 
-def run_env(name: str, seeds: int, out: Path) -> dict:
+def run_env(name: str, seeds: int, out: Path, llm_episodes: int = 0) -> dict:
     from alem.algos.actor_export import export_actor
 
     env_id, recipe, episodes = RECIPES[name]
@@ -99,16 +102,49 @@ def run_env(name: str, seeds: int, out: Path) -> dict:
     for method in METHODS:
         idx = [i for i, p in enumerate(players) if p[0] == method]
         rows[method] = {"normalized": norm[idx], "raw": raw[idx], "selfplay": sp[idx]}
+    if llm_episodes:
+        rows[LLM_ROW] = _llm_row(env_id, res, llm_episodes, root)
     return {"env_id": env_id, "partners": res["partners"], "random_pair": res["random_pair"], "rows": rows}
+
+
+def _llm_row(env_id: str, marl: dict, episodes: int, root: Path) -> dict:
+    """SmolLM2 (``llm=local``, zero-shot through the text bridge) with the same held-out partners,
+    on the same episodes; normalised against the MARL run's random pair and best-with-partner
+    (raised to the LLM's own return with a partner where that is higher)."""
+    xp = root / "crossplay_llm"
+    if not (xp / "results.json").is_file():
+        args = ["alem.evaluate", f"env.id={env_id}", "mode=crossplay", "partners=builtin:heldout"]
+        args += ["players=[llm]", "llm=local", f"episodes={episodes}", "num_envs=4"]
+        _python([*args, f"resume={xp}" if xp.exists() else f"output_dir={xp}"], root / "crossplay_llm.log")
+    res = json.loads((xp / "results.json").read_text())
+    assert res["partners"] == marl["partners"], (res["partners"], marl["partners"])
+    raw = np.asarray(res["crossplay_matrix"], float)
+    floor = marl["random_pair"]
+    best = np.maximum(np.asarray(marl["best_with_partner"], float), raw[0])
+    return {
+        "normalized": (raw - floor) / (best - floor),
+        "raw": raw,
+        "selfplay": np.asarray(res["selfplay"], float),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     from benchmarks.reference_results import iqm_with_ci
 
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.adhoc_teamwork", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m benchmarks.adhoc_teamwork", description=__doc__.splitlines()[0]
+    )
     ap.add_argument("--out", required=True, help="a folder for the runs and table.json (kept between runs)")
     ap.add_argument("--envs", nargs="+", default=list(RECIPES), choices=list(RECIPES))
     ap.add_argument("--seeds", type=int, default=3, help="ego seeds per method (vmapped in one run)")
+    ap.add_argument(
+        "--llm-envs",
+        nargs="*",
+        default=[],
+        choices=list(RECIPES),
+        help="envs where the embedded SmolLM2 (llm=local, the llm extra) also plays the held-out partners",
+    )
+    ap.add_argument("--llm-episodes", type=int, default=4, help="episodes per seating for the LLM")
     args = ap.parse_args(argv)
     out = Path(args.out).resolve()
     table = {"machine": platform.processor() or platform.machine(), "seeds": args.seeds, "envs": {}}
@@ -117,9 +153,13 @@ def main(argv: list[str] | None = None) -> int:
         "|---|---|---|---|---|",
     ]
     for name in args.envs:
-        got = run_env(name, args.seeds, out)
+        got = run_env(name, args.seeds, out, args.llm_episodes if name in args.llm_envs else 0)
         stats = iqm_with_ci({m: r["normalized"] for m, r in got["rows"].items()})
-        entry = {"env_id": got["env_id"], "heldout_partners": got["partners"], "random_pair": got["random_pair"]}
+        entry = {
+            "env_id": got["env_id"],
+            "heldout_partners": got["partners"],
+            "random_pair": got["random_pair"],
+        }
         for method, r in got["rows"].items():
             s = stats[method]
             entry[method] = {
