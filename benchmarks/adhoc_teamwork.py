@@ -26,7 +26,6 @@ through the text bridge; one model, so its interval is over the partners and epi
 
 from __future__ import annotations
 
-import argparse
 import json
 import platform
 import subprocess
@@ -131,9 +130,9 @@ def _llm_row(env_id: str, marl: dict, episodes: int, root: Path) -> dict:
 def main(argv: list[str] | None = None) -> int:
     from benchmarks.reference_results import iqm_with_ci
 
-    ap = argparse.ArgumentParser(
-        prog="python -m benchmarks.adhoc_teamwork", description=__doc__.splitlines()[0]
-    )
+    from alem.cli import ArgumentParser, refuse_bad_args
+
+    ap = ArgumentParser(prog="python -m benchmarks.adhoc_teamwork", description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True, help="a folder for the runs and table.json (kept between runs)")
     ap.add_argument("--envs", nargs="+", default=list(RECIPES), choices=list(RECIPES))
     ap.add_argument("--seeds", type=int, default=3, help="ego seeds per method (vmapped in one run)")
@@ -146,6 +145,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--llm-episodes", type=int, default=4, help="episodes per seating for the LLM")
     args = ap.parse_args(argv)
+    refuse_bad_args(
+        ap,
+        [
+            ("--seeds", args.seeds, args.seeds >= 1, "an integer >= 1"),
+            ("--llm-episodes", args.llm_episodes, args.llm_episodes >= 1, "an integer >= 1"),
+        ],
+    )
     out = Path(args.out).resolve()
     table = {"machine": platform.processor() or platform.machine(), "seeds": args.seeds, "envs": {}}
     lines = [
