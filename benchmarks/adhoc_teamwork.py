@@ -128,9 +128,8 @@ def _llm_row(env_id: str, marl: dict, episodes: int, root: Path) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from benchmarks.reference_results import iqm_with_ci
-
     from alem.cli import ArgumentParser, refuse_bad_args
+    from benchmarks.reference_results import iqm_with_ci
 
     ap = ArgumentParser(prog="python -m benchmarks.adhoc_teamwork", description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True, help="a folder for the runs and table.json (kept between runs)")
