@@ -120,7 +120,24 @@ def _llm_row(env_id: str, marl: dict, episodes: int, root: Path) -> dict:
     raw = np.asarray(res["crossplay_matrix"], float)
     floor = marl["random_pair"]
     best = np.maximum(np.asarray(marl["best_with_partner"], float), raw[0])
+    seats, moves = [], {}
+    for match in sorted((xp / "matches").iterdir()):
+        seats += [
+            x for x in json.loads((match / "results.json").read_text())["seats"] if x["player"] == "llm"
+        ]
+        for line in (match / "transcripts.jsonl").read_text().splitlines():
+            move = json.loads(line).get("action_name")
+            moves[move] = moves.get(move, 0) + 1
+    decisions = sum(x["llm_decisions"] for x in seats)
+    top = max(moves, key=moves.get)
     return {
+        "llm": {
+            "decisions": decisions,
+            "invalid_rate": sum(x["invalid_rate"] * x["llm_decisions"] for x in seats) / decisions,
+            "tokens_in_per_decision": sum(x["llm_tokens_in"] for x in seats) / decisions,
+            "most_frequent_move": top,
+            "its_share": moves[top] / sum(moves.values()),
+        },
         "normalized": (raw - floor) / (best - floor),
         "raw": raw,
         "selfplay": np.asarray(res["selfplay"], float),
@@ -172,9 +189,15 @@ def main(argv: list[str] | None = None) -> int:
                 "normalized": r["normalized"].tolist(),
                 "heldout_return": r["raw"].tolist(),
                 "selfplay": r["selfplay"].tolist(),
+                **({"llm": r["llm"]} if "llm" in r else {}),
             }
+            ci = (
+                f"[{s['ci_low']:.2f}, {s['ci_high']:.2f}]"
+                if method != LLM_ROW
+                else "(one model: no CI over seeds)"
+            )
             lines.append(
-                f"| {got['env_id']} | {method} | {s['iqm']:.2f} [{s['ci_low']:.2f}, {s['ci_high']:.2f}] "
+                f"| {got['env_id']} | {method} | {s['iqm']:.2f} {ci} "
                 f"| {r['raw'].mean():.2f} | {r['selfplay'].mean():.2f} |"
             )
         table["envs"][name] = entry
