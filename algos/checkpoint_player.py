@@ -69,11 +69,7 @@ def load_trained(
         env = _trained_env(res, run_dir, lcfg, play_env)
     elif res["env_id"] != env.id:
         raise AlemError(f"{run_dir} was trained on {res['env_id']!r}, not {env.id!r}")
-    rows = res.get(
-        "rows", res["num_seeds"]
-    )  # a vmapped sweep: configuration-major (configuration, seed) rows
-    if not isinstance(rows, int) or isinstance(rows, bool) or rows < 1:
-        raise CheckpointError(f"{source}: rows is {rows!r}, not a positive integer")
+    rows = _rows(res, source)
     if not 0 <= seed_index < rows:
         what = f"{rows} rows (configurations x seeds)" if "rows" in res else f"{res['num_seeds']} seeds"
         raise AlemError(f"seed_index={seed_index} out of range: the run has {what}")
@@ -111,14 +107,27 @@ def load_state(run_dir: str | Path, env: MultiAgentEnv | None = None) -> tuple[A
     res, source = _read_run(run_dir)
     lcfg = _learner_config(res, source)
     if env is None:
-        from alem.registry import make
-
-        env = make(res["env_id"], **dict(((res.get("config") or {}).get("env") or {}).get("kwargs") or {}))
+        env = _saved_env(res)
     elif res["env_id"] != env.id:
         raise AlemError(f"{run_dir} was trained on {res['env_id']!r}, not {env.id!r}")
-    rows = res.get("rows", res["num_seeds"])
-    learner, state = _restore_rows(run_dir, env, res, lcfg, rows, source.name == ACTOR_META)
+    learner, state = _restore_rows(run_dir, env, res, lcfg, _rows(res, source), source.name == ACTOR_META)
     return learner, state, res
+
+
+def _rows(res: dict, source: Path) -> int:
+    """Rows of the run's state: its seeds, or a vmapped sweep's configuration-major (configuration, seed) rows."""
+    rows = res.get("rows", res["num_seeds"])
+    if not isinstance(rows, int) or isinstance(rows, bool) or rows < 1:
+        raise CheckpointError(f"{source}: rows is {rows!r}, not a positive integer")
+    return rows
+
+
+def _saved_env(res: dict) -> MultiAgentEnv:
+    """The env a run trained on, rebuilt from its saved id and keywords."""
+    from alem.registry import make
+
+    env_cfg = (res.get("config") or {}).get("env") or {}
+    return make(res["env_id"], **dict(env_cfg.get("kwargs") or {}))
 
 
 def _read_run(run_dir: Path) -> tuple[dict, Path]:
@@ -189,8 +198,6 @@ def actor_actions(
 
 def _trained_env(res: dict, run_dir: Path, lcfg: LearnerConfig | QConfig, play_env: MultiAgentEnv):
     """The env a run trained on (from its saved id and keywords), checked to share its actor with ``play_env``."""
-    from alem.registry import make
-
     why = None
     if isinstance(lcfg, QConfig):
         why = "it is a value-based run"
@@ -200,8 +207,7 @@ def _trained_env(res: dict, run_dir: Path, lcfg: LearnerConfig | QConfig, play_e
         why = f"its actor/critic are {lcfg.actor}/{lcfg.critic}, not local (their inputs depend on the team)"
     if why:
         raise AlemError(f"{run_dir}: its actor cannot play another env: {why}")
-    env_cfg = (res.get("config") or {}).get("env") or {}
-    trained = make(res["env_id"], **dict(env_cfg.get("kwargs") or {}))
+    trained = _saved_env(res)
     for what, get in (("observation", "observation_space"), ("action", "action_space")):
         a, b = getattr(trained, get)(0), getattr(play_env, get)(0)
         if (a.shape, a.dtype, getattr(a, "n", None)) != (b.shape, b.dtype, getattr(b, "n", None)):

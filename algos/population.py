@@ -66,7 +66,7 @@ def partner_actors(lcfg: Any, env: alem.MultiAgentEnv) -> tuple[Any, Any]:
                 f"({lcfg.name}) can seat only PPO actors of its own shapes (hidden sizes, roles, inputs){hint}"
             )
         actors.append(actor)
-    return lcfg, jax.tree.map(lambda *xs: jax.numpy.stack(xs), *actors)
+    return lcfg, jax.tree.map(lambda *xs: jnp.stack(xs), *actors)
 
 
 def _shapes(tree: Any) -> Any:
@@ -79,12 +79,13 @@ def with_id_inputs(actor: Any, template: Any, n: int) -> Any:
     observation (:func:`alem.algos.units.with_agent_id`), so the first layer's kernel gets ``n``
     zero input rows and computes the same function. Returned unchanged when the layouts differ
     otherwise (the caller then refuses it)."""
+    leaves, treedef = jax.tree.flatten(actor)
+    if treedef != jax.tree.structure(template):
+        return actor
     out = []
-    for got, want in zip(jax.tree.leaves(actor), jax.tree.leaves(template), strict=False):
+    for got, want in zip(leaves, jax.tree.leaves(template), strict=True):
         one_kernel_short = got.ndim >= 2 and got.shape[-2] + n == want.shape[-2]
         if one_kernel_short and got.shape[:-2] + got.shape[-1:] == want.shape[:-2] + want.shape[-1:]:
             got = jnp.pad(got, [(0, 0)] * (got.ndim - 2) + [(0, n), (0, 0)])
         out.append(got)
-    if len(out) != len(jax.tree.leaves(template)):
-        return actor
-    return jax.tree.unflatten(jax.tree.structure(actor), out)
+    return jax.tree.unflatten(treedef, out)
