@@ -84,6 +84,7 @@ def hydra_app(prog: str, config_name: str, body: Callable[[Any], None]) -> Calla
             sys.exit(code)
 
         try:
+            _refuse_empty_paths(cfg)
             body(cfg)
         except AlemError as e:
             print(f"{prog}: error: {e}", file=sys.stderr, flush=True)
@@ -117,6 +118,18 @@ def hydra_app(prog: str, config_name: str, body: Callable[[Any], None]) -> Calla
 
     main.__doc__ = f"Entry point of ``python -m {prog}`` (Hydra app ``configs/{config_name}.yaml``)."
     return main
+
+
+def _refuse_empty_paths(cfg: Any) -> None:
+    """``resume=`` or ``output_dir=`` given empty (most often an unset shell variable, ``resume=$RUN``)
+    would start a new run in a new directory instead of the one meant: refused."""
+    for key, wanted in (("resume", "the run directory to continue"), ("output_dir", "a folder for the run")):
+        value = cfg.get(key) if hasattr(cfg, "get") else None
+        if isinstance(value, str) and not value.strip():
+            raise ConfigError(
+                f"{key}= is empty (an unset shell variable?); give {wanted}, e.g. {key}=outputs/my-run, "
+                f"or leave {key} out"
+            )
 
 
 def _kept(prog: str, cfg: Any) -> str:

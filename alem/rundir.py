@@ -6,6 +6,9 @@ it or by that run's ``resume``, and nothing is written before the run's checks p
 Hydra's own bookkeeping (``.hydra/``, ``*.log``), so a new run can never overwrite
 or mix with an older one, and it takes the directory with an exclusive create (of
 :data:`CLAIM_MARKER`), so of two runs started at once into one directory only one runs.
+:func:`hold` is the second half: a run (new or resumed) holds an exclusive lock on its directory
+for as long as its process lives (``flock``, which the system drops when the process dies, however
+it dies), so a second ``resume`` of a run that is going on is refused before it writes anything.
 
 Files are written so a kill at any moment leaves something readable:
 
@@ -34,6 +37,7 @@ __all__ = [
     "JsonlWriter",
     "check_claim",
     "claim",
+    "hold",
     "release",
     "foreign_entries",
     "refuse_occupied",
@@ -51,6 +55,9 @@ __all__ = [
 HYDRA_ENTRIES = (".hydra",)
 #: The file :func:`claim` creates exclusively: whoever creates it owns the directory.
 CLAIM_MARKER = ".alem-run"
+
+#: Run directories this process holds (:func:`hold`): resolved path -> the locked descriptor.
+_HELD: dict[Path, int] = {}
 
 #: Whether this process has written into a run directory (claimed one, or written a run file):
 #: a command that stops before that was refused (exit status 2), after it failed (exit 1).
@@ -128,6 +135,7 @@ def claim(run_dir: str | Path, *, cli: str) -> Path:
         with os.fdopen(fd, "w") as f:
             f.write(json.dumps({"cli": cli, "pid": os.getpid(), "created": created}) + "\n")
         _WROTE[0] = True
+        hold(path, what="output_dir=")
     except FileExistsError:
         raise RunDirError(
             f"output_dir={path} was claimed by another run started at the same moment; "
@@ -138,6 +146,54 @@ def claim(run_dir: str | Path, *, cli: str) -> Path:
             f"output_dir={path} cannot be written ({e.strerror or e}); pick another output_dir"
         ) from None
     return path
+
+
+def hold(run_dir: str | Path, *, what: str = "resume=") -> Path:
+    """Hold ``run_dir`` for this process alone until it exits; returns the resolved path.
+
+    Writes nothing. Raises :class:`RunDirError` when the directory is missing, cannot be written
+    (a read-only filesystem, no permission), or another live process holds it (a run going on
+    there, or a resume of it). ``what`` starts the messages (``resume=``). Holding a directory
+    twice in one process is a no-op.
+    """
+    path = Path(run_dir).resolve()
+    if path in _HELD:
+        return path
+    if not path.is_dir():
+        raise RunDirError(f"{what}{path}: no such directory")
+    if not os.access(path, os.W_OK | os.X_OK):
+        # access() answers for the filesystem too: False on a read-only mount, even for root.
+        reason = "a read-only filesystem" if _read_only(path) else "no permission to write there"
+        raise RunDirError(f"{what}{path} cannot be written ({reason}); nothing was changed")
+    try:
+        import fcntl
+    except ImportError:  # Windows: no flock; the exclusive claim marker still guards new runs
+        return path
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise RunDirError(
+            f"{what}{path} is in use by another process right now (a run or a resume of it); "
+            "a run directory is written by one process at a time. Wait for it to end, or stop it, "
+            "then resume"
+        ) from None
+    _HELD[path] = fd
+    return path
+
+
+def _read_only(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):
+        return False
+
+
+def _unhold(path: Path) -> None:
+    fd = _HELD.pop(path.resolve(), None)
+    if fd is not None:
+        os.close(fd)  # closing the last descriptor drops the flock
 
 
 def release(run_dir: str | Path) -> None:
@@ -155,6 +211,7 @@ def release(run_dir: str | Path) -> None:
     if not isinstance(owner, dict) or owner.get("pid") != os.getpid():
         return
     marker.unlink(missing_ok=True)
+    _unhold(path)
     if owner.get("created"):
         with contextlib.suppress(OSError):  # something else is there now: it stays
             path.rmdir()
@@ -165,8 +222,9 @@ def read_run_config(
 ) -> Any:
     """The saved ``config.yaml`` of a run to resume (an OmegaConf ``DictConfig``).
 
-    Raises :class:`RunDirError` when it is missing, unreadable, or lacks the ``required``
-    top-level keys that every ``cli`` run writes (so it is some other program's directory).
+    Raises :class:`RunDirError` (one line) when it is missing, unreadable (torn), or lacks one of
+    the ``required`` keys (dotted: ``algo.name``) that every ``cli`` run writes (so it was cut
+    short, edited, or is some other program's directory).
     ``what`` starts the messages (``resume=<dir>``; ``export of <dir>``).
     """
     from omegaconf import DictConfig, OmegaConf
@@ -177,16 +235,25 @@ def read_run_config(
         raise RunDirError(f"{at}: no config.yaml there; is it a `python -m {cli}` run directory?")
     try:
         saved = OmegaConf.load(path)
-    except Exception as e:  # yaml and omegaconf raise several types
-        raise RunDirError(f"{at}: its config.yaml cannot be read ({type(e).__name__}: {e})") from None
-    if not isinstance(saved, DictConfig) or any(k not in saved for k in required):
+    except Exception as e:  # yaml and omegaconf raise several types, over several lines
+        text = " ".join(str(e).split())[:300]
+        raise RunDirError(
+            f"{at}: its config.yaml cannot be read, torn or edited ({type(e).__name__}: {text})"
+        ) from None
+    if not isinstance(saved, DictConfig):
         raise RunDirError(f"{at}: its config.yaml is not a `python -m {cli}` config")
+    missing = [k for k in required if OmegaConf.select(saved, k, default=None) is None]
+    if missing:
+        raise RunDirError(
+            f"{at}: its config.yaml has no {', '.join(missing)}; every `python -m {cli}` run writes "
+            "them, so the file was cut short or edited (or is another program's)"
+        )
     found = _interpolation(OmegaConf.to_container(saved, resolve=False))
     if found:
         key, value = found
         raise RunDirError(
             f"{at}: its config.yaml holds an interpolation at {key} ({value[:40]!r}); a saved config is "
-            "data and is never resolved (an ${{oc.env:...}} there would read a secret from this "
+            "data and is never resolved (an ${oc.env:...} there would read a secret from this "
             "machine's environment into requests and files). Put the value itself in config.yaml"
         )
     return saved
@@ -212,11 +279,16 @@ def write_atomic(path: str | Path, text: str) -> None:
     path = Path(path)
     _WROTE[0] = True
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with tmp.open("w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    tmp.replace(path)
+    try:
+        with tmp.open("w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        tmp.replace(path)
+    except OSError as e:  # read-only, no space, permissions: one line naming the file
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise RunDirError(f"cannot write {path} ({e.strerror or e}); what was there before is kept") from None
 
 
 class JsonlWriter:

@@ -3,6 +3,8 @@
 import json
 import os
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -93,3 +95,67 @@ def test_the_process_knows_whether_it_wrote_into_a_run_directory(tmp_path):
     with pytest.raises(RunDirError):
         claim(blocker / "run", cli="alem.train")  # refused: nothing was written
     assert not wrote_anything()
+
+
+def _holder(path) -> subprocess.Popen:
+    """Another process that holds ``path`` (:func:`rundir.hold`) until it is killed."""
+    code = "import sys, time; from alem.rundir import hold; hold(sys.argv[1]); print('held', flush=True); time.sleep(120)"
+    proc = subprocess.Popen([sys.executable, "-c", code, str(path)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def test_a_run_dir_held_by_a_live_process_is_refused_to_a_resume_and_free_once_it_died(tmp_path, fault_report):
+    """Two resumes of one run at once used to both write it (metrics rewritten, a checkpoint rename
+    failing); the second is refused, writing nothing, and a killed holder leaves no stale lock."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "metrics.jsonl").write_text('{"chunk": 0}\n')
+    holder = _holder(run_dir)
+    try:
+        with pytest.raises(RunDirError, match=r"resume=.* is in use by another process"):
+            rundir.hold(run_dir)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert rundir.hold(run_dir) == run_dir.resolve()  # kill -9 released it
+    assert rundir.hold(run_dir) == run_dir.resolve()  # holding twice in one process is a no-op
+    assert sorted(p.name for p in run_dir.iterdir()) == ["metrics.jsonl"]
+    fault_report(faults=1)
+
+
+def test_a_new_run_holds_its_directory_as_a_resume_does(tmp_path):
+    run_dir = claim(tmp_path / "r", cli="alem.train")
+    code = "import sys; from alem.rundir import hold; hold(sys.argv[1])"
+    proc = subprocess.run([sys.executable, "-c", code, str(run_dir)], capture_output=True, text=True)
+    assert proc.returncode == 1 and "is in use by another process" in proc.stderr
+    release(run_dir)  # a released claim lets go of the directory too
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_a_file_that_cannot_be_written_is_one_line_naming_it_and_the_old_file_stays(tmp_path):
+    with pytest.raises(RunDirError, match=r"cannot write .*nowhere.*results.json"):
+        rundir.write_atomic(tmp_path / "nowhere" / "results.json", "{}")
+    (tmp_path / "config.yaml").mkdir()  # something that is not a file is in the way
+    with pytest.raises(RunDirError, match="cannot write"):
+        rundir.write_atomic(tmp_path / "config.yaml", "a: 1\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.yaml"]  # no temporary file left
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ('algo:\n  name: "ipp', r"its config.yaml cannot be read, torn or edited \(ScannerError"),
+        ("env:\n  id: x-v0\nalgo:\n  num_envs: 4\n", r"its config.yaml has no algo.name, seed\b"),
+        (
+            "algo:\n  name: ippo\nenv:\n  id: x-v0\nseed: 0\nwandb:\n  project: ${oc.env:SECRET}\n",
+            r"holds an interpolation at wandb.project .*an \$\{oc.env:...\} there",
+        ),
+    ],
+)
+def test_a_torn_or_edited_config_is_one_line_naming_what_is_wrong(tmp_path, text, match):
+    (tmp_path / "config.yaml").write_text(text)
+    with pytest.raises(RunDirError, match=match) as info:
+        rundir.read_run_config(tmp_path, cli="alem.train", required=("algo.name", "env.id", "seed"))
+    assert "\n" not in str(info.value) and "${{" not in str(info.value)

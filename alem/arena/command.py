@@ -35,7 +35,7 @@ from alem.cli import hydra_app, hydra_overrides, hydra_run_dir, make_env, overri
 from alem.core import MultiAgentEnv
 from alem.engine.record import default_openings
 from alem.errors import ConfigError
-from alem.rundir import claim, read_run_config, write_atomic
+from alem.rundir import claim, hold, read_run_config, write_atomic
 from alem.sanitize import redact_url
 
 __all__ = ["RESUME_FREE", "run", "main"]
@@ -90,6 +90,7 @@ def run(cfg: DictConfig, output_dir: str | Path, overrides: list[str] | None = N
     resume = cfg.get("resume")
     run_dir = Path(resume if resume else output_dir).resolve()
     if resume:
+        hold(run_dir)  # one process at a time finishes a run (refused: nothing written)
         cfg = _resumed_config(cfg, run_dir, overrides or [])
     current = OmegaConf.to_container(cfg, resolve=True)
     env = make_env(cfg.env)

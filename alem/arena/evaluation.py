@@ -17,7 +17,7 @@ from alem.engine.lockstep import play
 from alem.engine.record import EPISODES_FILE, TRANSCRIPTS_FILE, EpisodeRecord, Match, read_episodes
 from alem.errors import AlemError, EvaluationStopped
 from alem.players import Player
-from alem.rundir import JsonlWriter, claim, foreign_entries, rewrite_jsonl, write_atomic
+from alem.rundir import JsonlWriter, claim, foreign_entries, hold, rewrite_jsonl, write_atomic
 
 __all__ = ["evaluate"]
 
@@ -86,7 +86,7 @@ def evaluate(
             for i, p in enumerate(players):
                 p.begin(env, match.params, i)  # health checks: a dead endpoint fails before any write
                 begun.append(p)
-        run_dir = run_dir if resume else claim(run_dir, cli=CLI)
+        run_dir = (hold(run_dir) if run_dir.is_dir() else run_dir) if resume else claim(run_dir, cli=CLI)
         run_dir.mkdir(parents=True, exist_ok=True)
         if config is not None:
             write_atomic(run_dir / "config.yaml", OmegaConf.to_yaml(OmegaConf.create(config)))

@@ -47,7 +47,7 @@ from alem.cli import (
 )
 from alem.errors import ConfigError, require_positive_int
 from alem.json_values import jsonable
-from alem.rundir import check_claim, claim, read_run_config, release, write_atomic
+from alem.rundir import check_claim, claim, hold, read_run_config, release, write_atomic
 from alem.training import (
     METRICS_FILE,
     ConsoleProgress,
@@ -344,6 +344,8 @@ def run(cfg: DictConfig, output_dir: str | Path, overrides: list[str] | None = N
         if dc.multi:  # every process checks before any claims (claiming comes after joining)
             check_claim(output_dir, cli="alem.train")
     procs = distributed.connect(dc)
+    if resuming and procs.writer:  # one process at a time continues a run (refused: nothing written)
+        hold(output_dir)
     # 2. Plan: everything checked, nothing written.
     env = make_env(cfg.env)
     p = plan(cfg, env)
@@ -459,7 +461,7 @@ def _resumed_config(cfg: DictConfig, overrides: list[str]) -> tuple[DictConfig, 
     ``algo.total_steps`` or change logging. The others are refused together, by name.
     """
     run_dir = Path(cfg.resume).resolve()
-    old = read_run_config(run_dir, cli="alem.train", required=("algo", "env"))
+    old = read_run_config(run_dir, cli="alem.train", required=("algo.name", "env.id", "seed", "num_seeds"))
     if not isinstance(old.get("algo"), DictConfig):
         raise ConfigError(f"resume={run_dir}: its config.yaml is not an alem.train config")
     keys, refused = resume_keys(cfg, run_dir, overrides, ignore=("resume", "stop_after_chunks"))

@@ -64,12 +64,16 @@ def check_memory(env: MultiAgentEnv, learner: Any, schedule: Schedule, mesh: Any
         _, ts = jax.eval_shape(env.reset, jax.random.key(0), env.default_params)
         need += s.rows * lcfg.num_steps * lcfg.num_envs * _nbytes(ts.obs)
     if need > available:
+        # Name every factor of the row count: a vmapped sweep multiplies it as seeds do.
+        sweep = f" x {s.configs:,} configurations of the sweep (sweep.*)" if s.configs > 1 else ""
+        lower = "fewer sweep.* values, algo.num_envs, algo.num_steps or num_seeds" if sweep else (
+            "algo.num_envs, algo.num_steps or num_seeds"
+        )
         raise ConfigError(
             f"these sizes need at least {need / 2**30:,.1f} GiB (the learner state of algo.num_envs="
-            f"{learner.num_envs if lcfg is None else lcfg.num_envs} envs x num_seeds={s.num_seeds}"
+            f"{learner.num_envs if lcfg is None else lcfg.num_envs} envs x num_seeds={s.num_seeds}{sweep}"
             f"{'' if lcfg is None else ' and one rollout of observations'}), more than the "
-            f"{available / 2**30:,.1f} GiB of {jax.default_backend()} memory here; lower algo.num_envs, "
-            "algo.num_steps or num_seeds"
+            f"{available / 2**30:,.1f} GiB of {jax.default_backend()} memory here; lower {lower}"
         )
 
 

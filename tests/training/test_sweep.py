@@ -86,3 +86,14 @@ def test_what_cannot_be_swept_is_refused_in_one_line_before_anything_runs(overri
         cfg = _cfg(*overrides)
     with pytest.raises(ConfigError, match=match):
         plan(cfg, alem.make(cfg.env.id, **cfg.env.kwargs))
+
+
+def test_a_sweep_too_large_for_memory_is_named_as_the_cause():
+    """10^6 configurations x 1 seed: the refusal names the sweep, not only num_envs and num_seeds
+    (it used to advise lowering num_seeds=1)."""
+    from alem.train import plan
+
+    values = lambda scale: "[" + ",".join(f"{scale * (k + 1):g}" for k in range(100)) + "]"
+    cfg = _cfg("algo.hidden=[256,256]", f"sweep.lr={values(1e-4)}", f"sweep.ent_coef={values(1e-3)}", f"sweep.clip_eps={values(1e-3)}")
+    with pytest.raises(ConfigError, match=r"x 1,000,000 configurations of the sweep \(sweep\.\*\).*fewer sweep"):
+        plan(cfg, alem.make(cfg.env.id, **cfg.env.kwargs))
