@@ -168,6 +168,8 @@ def _check_kwarg_types(id: str, params: Mapping[str, inspect.Parameter], kwargs:
 
 def make(id: str, **kwargs: Any) -> MultiAgentEnv:
     """Build the env registered under ``id``; ``kwargs`` override its static defaults."""
+    if not isinstance(id, str):  # None, bytes, a number: refused here, not deep in the lookup
+        raise UnknownEnvError(f"env id must be a string like 'tic_tac_toe-v0', got {id!r}")
     if id not in _REGISTRY:
         raise _unknown_id_error(id)
     spec = _REGISTRY[id]

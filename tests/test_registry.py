@@ -24,6 +24,13 @@ def test_unknown_id_names_closest_ids():
         alem.make("stag_hunt")
 
 
+@pytest.mark.parametrize("bad", [None, 123, b"tic_tac_toe-v0", ["tic_tac_toe-v0"]])
+def test_an_id_that_is_not_a_string_is_refused_by_name(bad):
+    """make(None) raised AttributeError from inside the lookup; a list raised TypeError (unhashable)."""
+    with pytest.raises(alem.UnknownEnvError, match=r"env id must be a string like 'tic_tac_toe-v0', got "):
+        alem.make(bad)
+
+
 def test_wrong_kwargs_are_named():
     with pytest.raises(alem.EnvArgumentError, match=r"'num_round'.*did you mean 'num_rounds'"):
         alem.make("iterated_prisoners_dilemma-v0", num_round=5)
