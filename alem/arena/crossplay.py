@@ -259,6 +259,12 @@ def read_pool(
         kwargs = e.get("kwargs") or {}
         if not isinstance(kwargs, dict):
             raise ConfigError(f"{where}: partner {name!r} has kwargs {kwargs!r}; an object of keywords")
+        row = kwargs.get("seed_index", 0)
+        if not isinstance(row, int) or isinstance(row, bool) or row < 0:  # played through int(): "abc", 1.5
+            raise ConfigError(
+                f"{where}: partner {name!r} has kwargs.seed_index={row!r}; "
+                f"a non-negative integer is expected ({path})"
+            )
         partners.append(Partner(name, spec, e["split"], e.get("digest"), kwargs))
     chosen = tuple(p for p in partners if split is None or p.split == split)
     if not chosen:

@@ -246,3 +246,22 @@ def test_an_llm_ego_plays_cross_play_through_the_text_bridge(tmp_path):
         if s["player"] == "llm:first"
     ]
     assert seats and all(s["llm_decisions"] > 0 and s["invalid_rate"] == 0.0 for s in seats)
+
+
+@pytest.mark.parametrize("bad", ["abc", -1, True, 1.5, None])
+def test_a_hand_edited_seed_index_is_refused_with_the_manifest_the_partner_and_the_field(tmp_path, bad):
+    """``"seed_index": "abc"`` read fine and failed at play time in int(), a 25-line traceback."""
+    env = alem.make("coordination-v0")
+    (tmp_path / "ck").mkdir()
+    (tmp_path / "ck" / "params.bin").write_bytes(b"1234")
+    manifest = tmp_path / "partners.json"
+    xp.write_manifest(manifest, env, [("a", "random"), ("ck", "checkpoint:ck", {"seed_index": 0})])
+    assert xp.read_pool(manifest, env).partners[1].kwargs == {"seed_index": 0}
+    data = json.loads(manifest.read_text())
+    data["partners"][1]["kwargs"]["seed_index"] = bad
+    manifest.write_text(json.dumps(data))
+    field = rf"partner 'ck' has kwargs.seed_index={re.escape(repr(bad))}; a non-negative integer is expected"
+    with pytest.raises(
+        ConfigError, match=rf"partners={re.escape(str(tmp_path))}: {field} \({re.escape(str(manifest))}\)"
+    ):
+        xp.read_pool(tmp_path, env)
