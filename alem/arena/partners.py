@@ -148,8 +148,10 @@ def export_pool(pool: str | Path, out: str | Path) -> dict[str, Any]:
     """Copy the pool at ``pool`` to the new folder ``out`` with its trained partners as exported
     actors (:mod:`alem.algos.actor_export`: each run's actors, a sixth to a third of its
     checkpoint, no training state); scripted partners are kept as they are. The manifest is
-    written anew with the same names, specs, keywords and split seed, so the same splits.
-    Everything is read and checked (the manifest, every digest) before ``out`` is made."""
+    written anew with the same names, keywords and split seed, so the same splits; a checkpoint
+    spec names its run by where it really is inside the pool (``./r0/../r0`` becomes ``r0``), and
+    a run outside the pool (a symlink or path out of it) is refused. Everything is read and
+    checked (the manifest, every digest) before ``out`` is made."""
     from alem.algos.actor_export import export_actor
     from alem.arena.crossplay import read_pool
     from alem.registry import make
@@ -162,9 +164,11 @@ def export_pool(pool: str | Path, out: str | Path) -> dict[str, Any]:
     except (OSError, ValueError, KeyError, TypeError, AlemError) as e:
         raise ConfigError(f"{pool}: not a readable partner pool ({type(e).__name__}: {e})") from None
     read_pool(manifest_path, env, option="pool")  # format, seats, every checkpoint's digest
-    if out.exists():
-        raise ConfigError(f"{out} exists; an exported pool is written to a new folder")
-    runs = []
+    if out.exists() or out.is_symlink():  # a dangling link too: the rename would fail on it
+        what = f"is a symlink to {os.readlink(out)}" if out.is_symlink() else "exists"
+        raise ConfigError(f"{out} {what}; an exported pool is written to a new folder")
+    root = manifest_path.parent.resolve()
+    specs = {}  # name -> its checkpoint spec in the export: the run's place inside the pool
     for p in manifest["partners"]:
         kind, _, rest = p["spec"].partition(":")
         if kind != "checkpoint":
@@ -173,21 +177,29 @@ def export_pool(pool: str | Path, out: str | Path) -> dict[str, Any]:
             raise ConfigError(
                 f"partner {p['name']!r} is a self-play snapshot ({p['spec']}); snapshots are not exported"
             )
-        if Path(rest).is_absolute() or ".." in Path(rest).parts:
+        where = (root / rest).resolve()  # where it really is: symlinks followed, `..` undone
+        if where == root or not where.is_relative_to(root):
             raise ConfigError(
-                f"partner {p['name']!r}: {rest} is outside the pool's folder; export copies the pool's own runs"
+                f"partner {p['name']!r}: {rest} is outside the pool's folder ({where}); "
+                "export copies the pool's own runs"
             )
-        runs.append(rest)
+        specs[p["name"]] = f"checkpoint:{where.relative_to(root).as_posix()}"
     if not out.parent.is_dir():
         raise ConfigError(f"cannot write {out}: the folder {out.parent} does not exist")
     tmp = out.with_name(f".{out.name}.tmp{os.getpid()}")  # renamed to out when whole
     try:
         tmp.mkdir()
-        for run in sorted(set(runs)):
-            export_actor(manifest_path.parent / run, tmp / run)
-        entries = [(p["name"], p["spec"], p.get("kwargs") or {}) for p in manifest["partners"]]
+        for spec in sorted(set(specs.values())):
+            run = spec.partition(":")[2]
+            export_actor(root / run, tmp / run)
+        entries = [
+            (p["name"], specs.get(p["name"], p["spec"]), p.get("kwargs") or {}) for p in manifest["partners"]
+        ]
         written = write_manifest(tmp / "partners.json", env, entries, seed=manifest["seed"])
         tmp.rename(out)
+    except OSError as e:  # an unwritable folder: nothing is left behind
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise ConfigError(f"cannot write {out} ({e.strerror or e})") from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -185,3 +186,73 @@ def test_the_command_needs_its_subcommand():
     assert line.startswith(
         "alem.partners: error: expected the subcommand build or export, got 'env=coordination' (usage:"
     )
+
+
+def _run_pool(root, specs):
+    """A hand-made pool of stand-in run folders (``run.bin``) listed under ``specs``."""
+    env = alem.make("coordination-v0")
+    for folder in {os.path.normpath(s.partition(":")[2]) for s in specs if s.startswith("checkpoint:")}:
+        if not (root / folder).exists():
+            (root / folder).mkdir(parents=True)
+            (root / folder / "run.bin").write_bytes(folder.encode())
+    write_manifest(root / "partners.json", env, [(f"p{i}", s) for i, s in enumerate(specs)])
+    return env
+
+
+def _stand_in_export(monkeypatch):
+    """export_actor replaced by a copy of the run's file: which runs are exported, and where to."""
+    calls = []
+
+    def fake(run_dir, out, *a, **k):
+        calls.append((Path(run_dir), Path(out)))
+        Path(out).mkdir(parents=True)
+        shutil.copy(Path(run_dir) / "run.bin", Path(out) / "run.bin")
+        return Path(out)
+
+    monkeypatch.setattr("alem.algos.actor_export.export_actor", fake)
+    return calls
+
+
+def test_an_export_judges_where_a_run_really_is_not_how_its_path_reads(tmp_path, monkeypatch):
+    """``./r0/../r0`` (inside) was refused for its ``..``; a symlink to a run outside the pool
+    was exported as if it were the pool's own."""
+    calls = _stand_in_export(monkeypatch)
+    pool = tmp_path / "pool"
+    env = _run_pool(pool, ["checkpoint:./r0/../r0", "checkpoint:r1", "random"])
+    export_pool(pool, tmp_path / "out")
+    assert [(src, dst.name) for src, dst in sorted(calls)] == [(pool / "r0", "r0"), (pool / "r1", "r1")]
+    exported = read_pool(tmp_path / "out", env)
+    assert [p.spec for p in exported.partners][:2] == [
+        f"checkpoint:{tmp_path / 'out' / 'r0'}",
+        f"checkpoint:{tmp_path / 'out' / 'r1'}",
+    ]
+    assert [p.split for p in exported.partners] == [p.split for p in read_pool(pool, env).partners]
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "run.bin").write_bytes(b"not the pool's")
+    linked = tmp_path / "linked"
+    linked.mkdir()
+    (linked / "r0").symlink_to(elsewhere, target_is_directory=True)
+    _run_pool(linked, ["checkpoint:r0", "random"])
+    calls.clear()
+    with pytest.raises(ConfigError, match=r"partner 'p0': r0 is outside the pool's folder \(.*elsewhere\)"):
+        export_pool(linked, tmp_path / "out2")
+    assert calls == [] and not (tmp_path / "out2").exists()
+
+
+def test_an_export_into_a_dangling_symlink_is_one_line_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    """The rename onto the link raised NotADirectoryError (a traceback) from the CLI."""
+    import alem.partners as cli
+
+    env = alem.make("coordination-v0")
+    write_manifest(tmp_path / "pool" / "partners.json", env, [("a", "random"), ("b", "random")])
+    link = tmp_path / "link"
+    link.symlink_to(tmp_path / "nowhere")
+    monkeypatch.setattr(sys, "argv", ["alem.partners", "export", str(tmp_path / "pool"), str(link)])
+    with pytest.raises(SystemExit) as e:
+        cli.main()
+    assert e.value.code == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("alem.partners export: error: ") and f"{link} is a symlink" in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "pool"] and not link.exists()
