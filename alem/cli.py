@@ -88,7 +88,8 @@ def hydra_app(prog: str, config_name: str, body: Callable[[Any], None]) -> Calla
             body(cfg)
         except AlemError as e:
             print(f"{prog}: error: {e}", file=sys.stderr, flush=True)
-            _exit(1 if wrote_anything() else 2, isinstance(e, PeerLost))
+            code = getattr(e, "exit_status", None) or (1 if wrote_anything() else 2)
+            _exit(code, isinstance(e, PeerLost))
         except (KeyboardInterrupt, ImportError) as e:
             # A Ctrl-C inside a C extension's module initialisation (orbax's tensorstore) comes
             # out as "ImportError: initialization failed", caused by the KeyboardInterrupt.

@@ -25,6 +25,7 @@ __all__ = [
     "RunDirError",
     "CorruptFileError",
     "TrainingInterrupted",
+    "Terminated",
     "PeerLost",
     "EvaluationStopped",
     "TextBackendError",
@@ -93,6 +94,14 @@ class CorruptFileError(AlemError, ValueError):
 
 class TrainingInterrupted(AlemError):
     """The run stopped early on request (``stop_after_chunks``); ``resume=<run dir>`` continues it."""
+
+
+class Terminated(TrainingInterrupted):
+    """A multi-process run stopped on a SIGTERM (``scancel``, a preemption): every process stops
+    after the same chunk, its checkpoint saved; the CLI exits with status 143, as a killed
+    process would."""
+
+    exit_status = 143
 
 
 class PeerLost(AlemError):

@@ -20,6 +20,7 @@ import contextlib
 import dataclasses
 import os
 import socket
+import sys
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -135,6 +136,42 @@ def _wait_for(address: str, timeout_s: float) -> None:
             time.sleep(0.25)
 
 
+#: This process's place in its run (:func:`_take_slot`), held until the process exits.
+_SLOTS: list[socket.socket] = []
+
+
+def _take_slot(dc: DistributedConfig) -> None:
+    """Refuse a second process with this ``process_id`` on this host, and a process 0 whose port
+    is taken, in one line: JAX's runtime would let both register and abort every process with
+    a C++ stack trace after ``timeout_s``. The slot is an abstract Unix socket (Linux; no file,
+    gone when the process dies); a duplicate on another host is left to JAX's runtime."""
+    _, port = _host_port(dc.coordinator)
+    if sys.platform.startswith("linux"):
+        slot = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            slot.bind(f"\0alem-distributed-port{port}-process{dc.process_id}")
+        except OSError:
+            slot.close()
+            raise ConfigError(
+                f"distributed.process_id={dc.process_id}: another process on this host already runs as "
+                f"process {dc.process_id} of the run coordinated at {dc.coordinator}; give each process its "
+                f"own distributed.process_id in [0, {dc.num_processes - 1}]"
+            ) from None
+        _SLOTS.append(slot)
+    if dc.process_id == 0:  # it hosts the coordinator: the port must be free
+        probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a closed run's TIME_WAIT is no use
+        try:
+            probe.bind(("", port))
+        except OSError as e:
+            raise ConfigError(
+                f"distributed.coordinator={dc.coordinator}: port {port} is in use on this host "
+                f"({e.strerror or e}); process 0 hosts the coordinator there: pick a free port"
+            ) from None
+        finally:
+            probe.close()
+
+
 def connect(dc: DistributedConfig) -> Processes:
     """Join the multi-process run ``dc`` describes (nothing to do for one process).
 
@@ -151,6 +188,7 @@ def connect(dc: DistributedConfig) -> Processes:
         jax.config.update("jax_cpu_collectives_implementation", "gloo")
     kwargs: dict[str, Any] = {"initialization_timeout": dc.timeout_s}
     if dc.num_processes is not None:
+        _take_slot(dc)
         if dc.process_id != 0:
             _wait_for(dc.coordinator, dc.timeout_s)
         kwargs.update(

@@ -30,7 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from alem.errors import CheckpointError, TrainingDiverged, TrainingInterrupted
+from alem.errors import CheckpointError, Terminated, TrainingDiverged, TrainingInterrupted
 from alem.rollout import OUTCOME_PREFIX, outcome_rates
 
 __all__ = [
@@ -264,7 +264,8 @@ def train(
     With ``checkpoint_dir`` (and a learner whose ``checkpointed`` is not False) the state is
     saved after every chunk; ``resume`` continues from the newest readable checkpoint there.
     ``stop_after_chunks`` stops (:class:`TrainingInterrupted`) after that many chunks, as a
-    kill would, for testing resumes. A loss that is no longer finite (:data:`DIVERGENCE_WATCH`)
+    kill would, for testing resumes. In a multi-process run a SIGTERM to any process stops every
+    process after the same chunk (:class:`~alem.errors.Terminated`). A loss that is no longer finite (:data:`DIVERGENCE_WATCH`)
     stops the run with :class:`TrainingDiverged` before that chunk reaches a sink or a checkpoint.
     ``hyper``: a vmapped sweep's hyperparameters, ``name -> [schedule.rows]`` values (one per
     row), handed to ``learner.init(key, hyper=...)`` (the PPO core's ``algo.sweep``).
@@ -331,6 +332,12 @@ def train(
                     f"{e}; the run stops here ({kept}; a resume recomputes what follows it): continue "
                     f"with `python -m alem.train resume={checkpoint_dir}` once the directory can be written"
                 ) from None
+        if _terminated(i + 1) and i + 1 < schedule.num_chunks:
+            raise Terminated(
+                f"stopped after chunk {i + 1}/{schedule.num_chunks} on SIGTERM (every process of the run "
+                f"stops after this chunk{', its checkpoint saved' if checkpointed else ''}); continue "
+                f"with resume={checkpoint_dir}"
+            )
         if stop_after_chunks is not None and i + 1 >= stop_after_chunks and i + 1 < schedule.num_chunks:
             raise TrainingInterrupted(
                 f"stopped after chunk {i + 1}/{schedule.num_chunks} (stop_after_chunks={stop_after_chunks}); "
@@ -347,6 +354,21 @@ def train(
         wall_s=time.perf_counter() - t_start,
         first_chunk_s=first_chunk_s,
     )
+
+
+def _terminated(chunks_done: int) -> bool:
+    """Whether a multi-process run stops after this chunk because one of its processes got a
+    SIGTERM. JAX's distributed runtime catches the signal and agrees on one chunk with every
+    process (its preemption sync point), so all stop after the same chunk; a single process has
+    no such handler and dies of the signal at once, as any program does."""
+    if jax.process_count() == 1:
+        return False
+    from jax.experimental import multihost_utils
+
+    try:
+        return multihost_utils.reached_preemption_sync_point(chunks_done)
+    except RuntimeError:  # the preemption service is switched off (jax_enable_preemption_service)
+        return False
 
 
 def restore_latest(run_dir: Path, template: Any) -> tuple[int, Any]:

@@ -222,3 +222,86 @@ def test_a_process_killed_mid_run_stops_the_other_in_one_line_and_the_run_resume
         assert p.returncode == 0, p.stderr[-2000:]
     res = json.loads((run_dir / "results.json").read_text())
     assert res["resumed_from_chunk"] >= 1 and len(_losses(run_dir)) == 20
+
+
+@pytest.mark.integration
+def test_sigterm_to_every_process_stops_each_after_the_same_chunk_and_the_run_resumes(tmp_path, fault_report):
+    """``scancel`` sends SIGTERM to every process: each used to log JAX's "SIGTERM caught" and
+    train to the end (once process 0 hung at a barrier). Every process stops after one agreed
+    chunk with one line and status 143, that chunk's checkpoint saved; the run resumes to its end."""
+    run_dir = tmp_path / "run"
+    args = [*RUN, "algo.total_steps=1280", "chunk_updates=1", f"output_dir={run_dir}"]  # 40 chunks
+    procs = _launch(*args, order=(0, 1))
+    deadline = time.monotonic() + 240
+    while not (run_dir / "checkpoints" / "chunk_000002").exists():
+        assert time.monotonic() < deadline and procs[0].poll() is None, "no second checkpoint"
+        time.sleep(0.05)
+    for p in procs:
+        p.terminate()
+    outs = [p.communicate(timeout=120) for p in procs]
+    stopped = set()
+    for p, (_, stderr) in zip(procs, outs, strict=True):
+        # JAX's runtime logs its own "SIGTERM caught" line from C++ (not alem's to silence)
+        lines = [line for line in stderr.strip().splitlines() if "SIGTERM caught" not in line]
+        assert p.returncode == 143, stderr[-2000:]
+        assert len(lines) == 1 and "on SIGTERM" in lines[0] and f"resume={run_dir}" in lines[0], stderr[-2000:]
+        stopped.add(lines[0].split("stopped after chunk ")[1].split("/")[0])
+    assert len(stopped) == 1  # the same chunk on both
+    chunk = int(stopped.pop())
+    assert 2 <= chunk < 40 and (run_dir / "checkpoints" / f"chunk_{chunk:06d}").is_dir()
+    assert not (run_dir / "results.json").exists() and len(_losses(run_dir)) == chunk
+    for p in _two_processes(f"resume={run_dir}"):
+        assert p.returncode == 0, p.stderr[-2000:]
+    res = json.loads((run_dir / "results.json").read_text())
+    assert res["resumed_from_chunk"] == chunk and len(_losses(run_dir)) == 40
+    fault_report(killed=2)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("process_id", [0, 1])
+def test_a_second_process_with_the_same_id_is_one_line_naming_the_id(process_id, tmp_path, fault_report):
+    """Two processes given one ``distributed.process_id`` used to both register and then abort with
+    a C++ stack trace after ``timeout_s``: the second is refused at once, writing nothing."""
+    common = [
+        *RUN,
+        f"output_dir={tmp_path / 'run'}",
+        "distributed.num_processes=2",
+        f"distributed.coordinator=127.0.0.1:{_free_port()}",
+        "distributed.timeout_s=60",
+        f"distributed.process_id={process_id}",
+    ]
+    first = subprocess.Popen(
+        [sys.executable, "-m", "alem.train", *common], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=CPU
+    )
+    try:
+        time.sleep(8)  # the first has taken its place (it waits for the missing process)
+        assert first.poll() is None
+        t0 = time.monotonic()
+        second = _train(*common, timeout=120)
+        lines = second.stderr.strip().splitlines()
+        assert second.returncode == 2 and len(lines) == 1, second.stderr[-2000:]
+        assert f"another process on this host already runs as process {process_id}" in lines[0]
+        assert time.monotonic() - t0 < 30  # not after timeout_s
+    finally:
+        first.kill()
+        first.communicate()
+    fault_report(faults=1)
+
+
+@pytest.mark.integration
+def test_process_0_on_a_port_in_use_is_one_line(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        res = _train(
+            *RUN,
+            f"output_dir={tmp_path / 'run'}",
+            "distributed.num_processes=2",
+            "distributed.process_id=0",
+            f"distributed.coordinator=127.0.0.1:{port}",
+            timeout=120,
+        )
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1 and f"port {port} is in use on this host" in lines[0], res.stderr
+    assert not (tmp_path / "run").exists()
