@@ -10,8 +10,10 @@ checkpoints' digests, so a pool without a manifest is an unfinished build.
 
 Everything is checked before the first write: the env, each learner's plan on it (a learner
 that does not fit the env is named), and the folder (a new build refuses one that holds
-anything). ``resume=true`` finishes a killed build in the same folder: finished runs are kept,
-an interrupted one continues from its last checkpoint.
+anything). The build's settings are recorded in ``build.yaml`` when it starts. ``resume=true``
+finishes a killed build in the same folder with the same settings (any that differ from the
+record are refused, by name, before anything is written): finished runs are kept, an
+interrupted one continues from its last checkpoint.
 """
 
 from __future__ import annotations
@@ -25,16 +27,19 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from alem.arena.crossplay import check_cooperative, write_manifest
-from alem.cli import hydra_app, hydra_run_dir, make_env, plain
+from alem.cli import hydra_app, hydra_run_dir, make_env, override_key, plain
 from alem.errors import AlemError, ConfigError
 from alem.players import player_names
-from alem.rundir import CLAIM_MARKER, claim
+from alem.rundir import CLAIM_MARKER, claim, read_run_config, write_atomic
 
 __all__ = ["build", "export_pool", "main", "NOT_PARTNERS"]
 
 #: Registered players that are not partners of a pool: the floor, the LLM and the loader.
 NOT_PARTNERS = frozenset({"random", "llm", "checkpoint"})
 CLI = "alem.partners"
+#: The build's settings, recorded in the pool's folder when it starts; ``resume=true`` must repeat them.
+BUILD_RECORD = "build.yaml"
+SETTINGS = ("env", "algos", "num_seeds", "seed", "scripted", "split_seed", "train_overrides")
 
 
 def _training_config(cfg: DictConfig, algo: str) -> DictConfig:
@@ -74,6 +79,37 @@ def _training_config(cfg: DictConfig, algo: str) -> DictConfig:
     OmegaConf.set_struct(tcfg, False)
     tcfg.env = cfg.env
     return tcfg
+
+
+def _recorded(record: Path) -> dict[str, Any]:
+    try:
+        was = plain(OmegaConf.load(record))
+    except Exception as e:  # yaml and omegaconf raise several types, over several lines
+        raise ConfigError(
+            f"resume=true: {record} cannot be read ({' '.join(str(e).split())[:200]})"
+        ) from None
+    if not isinstance(was, dict):
+        raise ConfigError(f"resume=true: {record} cannot be read (not a mapping of settings)")
+    return was
+
+
+def _changed_settings(out: Path, now: dict[str, Any], runs: list[tuple[str, DictConfig]]) -> list[str]:
+    """What a resume would change: ``now`` against the pool's record, or, for a build begun
+    before the record was kept, each run's own settings against its ``config.yaml``."""
+    if (out / BUILD_RECORD).is_file():
+        was = _recorded(out / BUILD_RECORD)
+        return [f"{k}={now[k]!r} (the pool has {was.get(k)!r})" for k in SETTINGS if now[k] != was.get(k)]
+    changed = []
+    extra = [override_key(x) for x in now["train_overrides"] or []]
+    for algo, tcfg in runs:
+        if not (out / algo / "config.yaml").is_file():
+            continue  # killed before its config: it starts anew
+        saved = read_run_config(out / algo, cli="alem.train", required=("env.id",), what="resume=true:")
+        for key in ("env", "seed", "num_seeds", *(k for k in extra if k)):
+            new, was = (plain(OmegaConf.select(c, key, default=None)) for c in (tcfg, saved))
+            if new != was:
+                changed.append(f"{key}={new!r} (the run {algo} has {was!r})")
+    return changed
 
 
 def build(cfg: DictConfig, output_dir: str | Path) -> dict[str, Any]:
@@ -117,6 +153,7 @@ def build(cfg: DictConfig, output_dir: str | Path) -> dict[str, Any]:
         raise ConfigError(
             f"a pool needs at least two partners; algos={algos} and scripted give {len(partners)}"
         )
+    settings = {k: plain(cfg.get(k)) for k in SETTINGS} | {"algos": algos, "split_seed": split_seed}
     out = Path(output_dir).resolve()
     if cfg.get("resume"):
         if not out.is_dir():
@@ -129,9 +166,17 @@ def build(cfg: DictConfig, output_dir: str | Path) -> dict[str, Any]:
             owner = None
         if owner != CLI:
             raise ConfigError(f"{out} was not made by python -m {CLI} build; nothing of it is resumed")
+        changed = _changed_settings(out, settings, runs)
+        if changed:
+            raise ConfigError(
+                f"resume=true finishes the build in {out} as it was configured; these settings would "
+                f"change it: {'; '.join(changed)}. Start a new pool (another output_dir) for other settings"
+            )
     else:
         out = claim(out, cli=CLI)
         out.mkdir(parents=True, exist_ok=True)
+    if not (out / BUILD_RECORD).is_file():
+        write_atomic(out / BUILD_RECORD, OmegaConf.to_yaml(OmegaConf.create(settings)))
     for algo, tcfg in runs:
         run_dir = out / algo
         if (run_dir / "results.json").exists():

@@ -105,6 +105,19 @@ def test_a_built_pool_lists_each_seed_as_a_partner_and_plays_crossplay(tmp_path)
     with pytest.raises(ConfigError, match="holds a finished pool"):
         _build(out, "algos=[ippo]", "num_seeds=3", tiny, "resume=true")
 
+    # Resumed with other settings (4 seeds, longer training): refused, with the pool's record
+    # (build.yaml) and without it (judged by the run's config.yaml); the same settings resume.
+    (out / "partners.json").unlink()
+    longer = tiny.replace("algo.total_steps=64", "algo.total_steps=128")
+    for holder in ("pool", "run ippo"):
+        with pytest.raises(ConfigError, match=rf"num_seeds=4 \(the {holder} has 3\); .*total_steps=128"):
+            _build(out, "algos=[ippo]", "num_seeds=4", longer, "resume=true")
+        assert not (out / "partners.json").exists()
+        (out / "build.yaml").unlink(missing_ok=True)
+    _build(out, "algos=[ippo]", "num_seeds=3", tiny, "resume=true")
+    assert json.loads((out / "partners.json").read_text()) == json.loads(saved)
+    assert (out / "build.yaml").is_file()  # recorded again
+
 
 @pytest.mark.parametrize(
     ("overrides", "match"),
@@ -149,6 +162,66 @@ def test_a_build_refuses_a_folder_that_holds_anything(tmp_path):
     with pytest.raises(ConfigError, match="was not made by python -m alem.partners build"):
         _build(out, "algos=[ippo]", "num_seeds=2", "resume=true")
     assert [p.name for p in out.iterdir()] == ["notes.txt"]
+
+
+def _killed_build(out, *, record=True):
+    """A pool folder as a 2-seed ``algos=[ippo]`` build leaves it when killed before its manifest:
+    claimed, its settings recorded (``record``), the run trained (stand-in files)."""
+    from alem.rundir import CLAIM_MARKER
+
+    (out / "ippo").mkdir(parents=True)
+    (out / CLAIM_MARKER).write_text(json.dumps({"cli": "alem.partners", "pid": 1, "created": True}))
+    for name, text in {"results.json": "{}", "params.bin": "trained"}.items():
+        (out / "ippo" / name).write_text(text)
+    (out / "ippo" / "config.yaml").write_text(
+        "env:\n  id: coordination-v0\n  kwargs: {}\nseed: 0\nnum_seeds: 2\n"
+        "algo:\n  name: ippo\n  total_steps: 8192\n"
+    )
+    if record:
+        (out / "build.yaml").write_text(
+            "env:\n  id: coordination-v0\n  kwargs: {}\nalgos: [ippo]\nnum_seeds: 2\nseed: 0\n"
+            "scripted: true\nsplit_seed: 0\ntrain_overrides: ['algo.total_steps=8192']\n"
+        )
+    return sorted(p.relative_to(out) for p in out.rglob("*"))
+
+
+@pytest.mark.parametrize("record", [True, False], ids=["recorded", "runs_only"])
+def test_a_resume_with_other_settings_is_refused_before_anything_is_written(tmp_path, record):
+    """A 2-seed build resumed with num_seeds=4 wrote a manifest listing seeds 2 and 3, which its
+    run does not have. The pool's record (build.yaml) is compared; a build begun before the record
+    existed is compared with its runs' own config.yaml."""
+    out = tmp_path / "pool"
+    before = _killed_build(out, record=record)
+    args = ["algos=[ippo]", "num_seeds=4", 'train_overrides=["algo.total_steps=16384"]', "resume=true"]
+    if record:
+        match = (
+            r"resume=true finishes the build in .*pool as it was configured; these settings would change it: "
+            r"num_seeds=4 \(the pool has 2\); train_overrides=\['algo.total_steps=16384'\] "
+            r"\(the pool has \['algo.total_steps=8192'\]\)\. Start"
+        )
+    else:
+        match = (
+            r"num_seeds=4 \(the run ippo has 2\); algo.total_steps=16384 \(the run ippo has 8192\)\. Start"
+        )
+    with pytest.raises(ConfigError, match=match):
+        _build(out, *args)
+    assert sorted(p.relative_to(out) for p in out.rglob("*")) == before
+    if record:  # settings the runs do not record are compared too
+        with pytest.raises(
+            ConfigError, match=r"scripted=False \(the pool has True\); split_seed=3 \(the pool has 0\)"
+        ):
+            _build(
+                out,
+                "algos=[ippo]",
+                "num_seeds=2",
+                'train_overrides=["algo.total_steps=8192"]',
+                "resume=true",
+                "split_seed=3",
+                "scripted=false",
+            )
+        (out / "build.yaml").write_text("[torn")
+        with pytest.raises(ConfigError, match=r"build.yaml cannot be read"):
+            _build(out, "algos=[ippo]", "num_seeds=2", "resume=true")
 
 
 def test_an_export_checks_the_whole_pool_before_it_writes(tmp_path):
