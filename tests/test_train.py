@@ -645,3 +645,19 @@ def test_every_preset_plans_on_every_env_config_it_fits_without_overrides(env_co
         assert {"tic_tac_toe": "iql", "simple_spread": "qmix"}[env_config] in planned
     if alem.make(cfg.env.id, **cfg.env.kwargs).cooperative:
         assert len(planned) > 3 * len(refused), (planned, refused)
+
+
+def test_the_ppo_presets_share_one_default_budget_and_league_says_why_not():
+    """`algo=ippo` was 64 envs x 2M steps and `algo=mappo` 16 x 614k: "train IPPO and MAPPO" ran
+    one 3.3x longer than the other without saying so."""
+    from alem.algos import VARIANTS
+
+    budgets = {}
+    for name in [*VARIANTS, "league"]:
+        if not (_CONFIGS / "algo" / f"{name}.yaml").is_file():
+            continue
+        algo = _cfg(f"algo={name}").algo
+        budgets[name] = (algo.num_envs, algo.num_steps, algo.total_steps)
+    league = budgets.pop("league")
+    assert len(budgets) >= 8 and set(budgets.values()) == {(16, 128, 614_400)}, budgets
+    assert league != (16, 128, 614_400) and "Not the PPO presets' budget" in (_CONFIGS / "algo" / "league.yaml").read_text()

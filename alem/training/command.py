@@ -265,6 +265,7 @@ def _results(env: alem.MultiAgentEnv, p: Plan, r: TrainResult, resuming: bool) -
         "env_steps": s.env_steps * s.rows,
         "wall_time_s": r.wall_s,
         "first_chunk_s": r.first_chunk_s,
+        "compile_s": r.compile_s,
         "steps_per_s": ran / max(r.wall_s, 1e-9),
         "metrics_file": METRICS_FILE,
     }

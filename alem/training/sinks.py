@@ -64,7 +64,7 @@ class ConsoleProgress:
         print(
             f"[chunk {s.chunk + 1}/{n}] {bar} {100 * (s.chunk + 1) / n:3.0f}% | "
             f"env-steps {s.env_steps:,}/{s.schedule.env_steps:,} per seed | "
-            f"{format_rate(s.steps_per_s)} env-steps/s{' (incl. compile)' if s.first else ''} | "
+            f"{format_rate(s.steps_per_s)} env-steps/s{f' (compiled in {s.compile_s:.1f} s)' if s.first else ''} | "
             f"ETA {_eta((n - s.chunk - 1) * s.seconds)} | episodes {int(s.episodes.sum()):,} | return {ret_txt}",
             flush=True,
         )

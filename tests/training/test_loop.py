@@ -176,3 +176,19 @@ def test_a_loss_that_turns_nan_stops_the_run_before_the_chunk_is_saved(tmp_path)
     template = jax.vmap(DivergingSeed().init)(jax.random.split(jax.random.key(0), 2))
     chunk, state = restore_latest(tmp_path, template)
     assert chunk == 1 and np.asarray(state.updates).tolist() == [3, 3]
+
+
+def test_compiling_is_timed_apart_so_the_first_chunks_rate_and_eta_are_the_runs(capsys):
+    """The first chunk's time used to include compiling: its ETA said minutes where seconds
+    remained. Compiling is timed on its own, reported once, and left out of the chunk's rate."""
+    from alem.training.sinks import ConsoleProgress
+
+    rec = Recorder()
+    result = train(CounterLearner(), SCHEDULE, [rec, ConsoleProgress("header")])
+    chunks = [c for kind, c in rec.calls[1:]]
+    assert chunks[0].compile_s > 0 and all(c.compile_s == 0 for c in chunks[1:])
+    assert chunks[0].seconds < chunks[0].compile_s  # a tiny chunk runs in far less than it compiles
+    assert result.compile_s == chunks[0].compile_s and result.first_chunk_s >= result.compile_s
+    lines = capsys.readouterr().out.splitlines()
+    assert f"(compiled in {chunks[0].compile_s:.1f} s)" in lines[1] and "incl. compile" not in lines[1]
+    assert "compiled" not in lines[2]
