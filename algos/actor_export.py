@@ -57,8 +57,9 @@ def export_actor(
     from alem.algos.ppo import Learner
 
     out = Path(out)
-    if out.exists():
-        raise AlemError(f"{out} exists; an exported actor is written to a new folder")
+    if out.exists() or out.is_symlink():  # a dangling link too: the final rename would fail on it
+        what = f"is a symlink to {os.readlink(out)}" if out.is_symlink() else "exists"
+        raise AlemError(f"{out} {what}; an exported actor is written to a new folder")
     run_dir = Path(run_dir)
     if is_actor_folder(run_dir):
         raise AlemError(f"{run_dir} is an exported actor already; export from its run directory")

@@ -54,6 +54,9 @@ def test_damaged_or_misused_exported_actors_are_refused_by_name(actor, tmp_path)
         export_actor(actor, tmp_path / "again")
     with pytest.raises(AlemError, match="exists; an exported actor is written to a new folder"):
         export_actor(actor, actor)
+    (tmp_path / "link").symlink_to(tmp_path / "nowhere")  # the final rename would fail on it
+    with pytest.raises(AlemError, match=r"link is a symlink to .*nowhere; an exported actor is written"):
+        export_actor(actor, tmp_path / "link")
 
     data = (actor / ACTOR_FILE).read_bytes()
     (actor / ACTOR_FILE).write_bytes(data[: len(data) // 2])  # a torn copy
