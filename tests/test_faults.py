@@ -264,6 +264,58 @@ def test_credentials_in_base_url_reach_no_file(tmp_path):
     assert "alice:***@" in (tmp_path / "run" / "config.yaml").read_text()
 
 
+@pytest.mark.parametrize("auth", ["bearer", "basic"])
+def test_a_server_echoing_the_credentials_leaks_them_into_no_file_nor_output(
+    tmp_path, monkeypatch, capfd, auth, fault_report
+):
+    """A server repeats the Authorization header in a reply, an error body, a malformed and a cut
+    reply: the key, the URL password and their base64 (Basic) forms reach no run file, no cache,
+    no stdout/stderr."""
+    import base64
+
+    from hydra import compose, initialize_config_module
+
+    from alem.evaluate import run
+
+    key, password = "sk-test-Zq9x/7+Lm0pQ", "s3cr3t-pwd"
+    basic = base64.b64encode(f"alice:{password}".encode()).decode()  # ends in "=="
+    monkeypatch.setenv("ALEM_TEST_KEY", key)
+    faults = ["echo_auth", "echo_auth:403", "echo_auth:malformed", "echo_auth:big"]
+    with FakeChatServer(script="first", faults=faults, api_key=key if auth == "bearer" else None) as srv:
+        if auth == "bearer":
+            creds = [f"llm.base_url={srv.base_url}", "llm.api_key_env=ALEM_TEST_KEY"]
+        else:
+            creds = [f"llm.base_url='{srv.base_url.replace('//', f'//alice:{password}@')}'"]
+        with initialize_config_module(config_module="alem.configs", version_base=None):
+            cfg = compose(
+                config_name="evaluate",
+                overrides=[
+                    "env.id=tic_tac_toe-v0",
+                    "players=[llm,random]",
+                    "llm=openai",
+                    *creds,
+                    "llm.model=fake-model",
+                    "llm.max_retries=0",
+                    "llm.max_reply_bytes=1024",
+                    f"llm.cache={tmp_path / 'cache.jsonl'}",
+                    "episodes=1",
+                    "num_envs=1",
+                ],
+            )
+        res = run(cfg, tmp_path / "run")
+        assert srv.served[:4] == faults
+    fault_report(faults=len(faults))
+    assert res["seats"][0]["llm_api_errors"] == 3
+    out = capfd.readouterr()
+    texts = {f.relative_to(tmp_path).as_posix(): f.read_text() for f in tmp_path.rglob("*") if f.is_file()}
+    assert "run/transcripts.jsonl" in texts and "cache.jsonl" in texts
+    assert texts["run/transcripts.jsonl"].count("Authorization: ") >= 4  # the echoes are kept, redacted
+    texts.update(stdout=out.out, stderr=out.err)
+    forms = [key, password, f"alice:{password}", basic, basic.rstrip("=")]
+    leaks = {name: [s for s in forms if s in text] for name, text in texts.items()}
+    assert leaks == dict.fromkeys(texts, [])
+
+
 # ---------------------------------------------------------------------------- the request cache
 def test_the_cache_survives_a_torn_tail_corrupt_entries_and_invalid_replies(tmp_path, fault_report):
     path = tmp_path / "cache.jsonl"

@@ -19,7 +19,12 @@ JSON, nesting too deep, token counts that are not counts, no choices; see
 that stops a run. Text that UTF-8 cannot hold (lone surrogates) is replaced by U+FFFD
 before anything stores it. Credentials in ``base_url`` (``http://user:key@host``,
 ``?api_key=``) are used for requests but never shown: messages and :meth:`describe`
-carry :func:`~alem.text.llm.sanitize.redact_url`'s form.
+carry :func:`~alem.sanitize.redact_url`'s form. Everything a server answers (replies,
+error bodies, cut and malformed replies, model lists, cached replies) passes
+:class:`~alem.sanitize.Secrets` on its way in, so the API key and the URL's credentials,
+in any form a server may repeat them (``Bearer <key>``, the base64 of a Basic header), reach
+no file, message or exception. :func:`check_auth` refuses an API key together with
+credentials in the URL: both would be the ``Authorization`` header, and one would silently win.
 
 :func:`check_settings` validates the request settings named in :data:`CHECKED_SETTINGS`
 (the backend on construction, :class:`~alem.text.llm.player.LLMPlayer` before any server starts).
@@ -38,6 +43,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from alem.errors import (
     BackendConfigError,
@@ -46,13 +52,13 @@ from alem.errors import (
     RequestFailed,
     TextBackendError,
 )
-from alem.sanitize import clean_text, redact_url
+from alem.sanitize import Secrets, clean_text, redact_url
 from alem.text.llm.cache import RequestCache
 from alem.text.llm.chat import ChatBackend, Reply
 from alem.text.llm.completions import parse_body, parse_completion
 from alem.text.llm.parsing import action_schema
 
-__all__ = ["OpenAIChatBackend", "check_settings", "CHECKED_SETTINGS"]
+__all__ = ["OpenAIChatBackend", "check_settings", "check_auth", "CHECKED_SETTINGS"]
 
 
 class _Oversized(Exception):
@@ -99,6 +105,24 @@ def check_settings(**settings: Any) -> None:
                 bound += f" and <= {high}"
             what = "an integer" if kind is int else "a number"
             raise BackendConfigError(f"llm.{name} must be {what} {bound}, got {value!r}")
+
+
+def check_auth(base_url: str, api_key_env: str | None) -> None:
+    """Raise :class:`BackendConfigError` when an API key and credentials in the URL are both given.
+
+    The key goes as ``Authorization: Bearer``, the URL's ``user:password@`` as ``Authorization:
+    Basic``; a request carries one, so one of them would be dropped without a word.
+    """
+    try:
+        in_url = isinstance(base_url, str) and "@" in urlsplit(base_url).netloc
+    except ValueError:  # an unparseable URL is refused as such by the backend
+        in_url = False
+    if api_key_env and in_url:
+        raise BackendConfigError(
+            f"llm.api_key_env={api_key_env} and the credentials in llm.base_url={redact_url(base_url)} "
+            "are both the Authorization header (Bearer and Basic), and only one can be sent: "
+            "set llm.api_key_env=null or remove user:password@ from llm.base_url"
+        )
 
 
 class OpenAIChatBackend(ChatBackend):
@@ -153,6 +177,7 @@ class OpenAIChatBackend(ChatBackend):
                 "llm.base_url must be an http(s) URL such as http://127.0.0.1:8000/v1, got "
                 f"{redact_url(base_url) if isinstance(base_url, str) else base_url!r}"
             )
+        check_auth(base_url, api_key_env)
         if not model:
             raise BackendConfigError("llm.model must name the model to query (see GET {base_url}/models)")
         if structured not in self.STRUCTURED:
@@ -169,7 +194,9 @@ class OpenAIChatBackend(ChatBackend):
             backoff_cap_s=backoff_cap_s,
             max_reply_bytes=max_reply_bytes,
         )
-        self.base_url = base_url.rstrip("/")
+        # A query (``?api-version=``, ``?api_key=``) stays after the endpoint's path.
+        path, sep, query = base_url.partition("?")
+        self.base_url = path.rstrip("/") + sep + query
         self.public_url = redact_url(self.base_url)
         self.model = str(model)
         self.api_key_env = api_key_env or None
@@ -185,10 +212,27 @@ class OpenAIChatBackend(ChatBackend):
         self._client = None
         self._client_loop = None
         self._rng = random.Random(0)  # jitter only; never affects results
+        self._secrets: tuple[str | None, Secrets] | None = None
 
     # -- plumbing
     def _api_key(self) -> str | None:
         return os.environ.get(self.api_key_env) if self.api_key_env else None
+
+    def _url(self, endpoint: str, public: bool = False) -> str:
+        """``{base_url}{endpoint}``, the base URL's query after the endpoint."""
+        base, sep, query = (self.public_url if public else self.base_url).partition("?")
+        return f"{base}{endpoint}{sep}{query}"
+
+    def _scrub(self) -> Secrets:
+        """The credentials this backend sends (the key is read when a request is made)."""
+        key = self._api_key()
+        if self._secrets is None or self._secrets[0] != key:
+            self._secrets = (key, Secrets(self.base_url, key, self.headers))
+        return self._secrets[1]
+
+    def _text(self, data: bytes, limit: int, cut: bool = False) -> str:
+        """At most ``limit`` characters of server bytes, safe to store: redacted, then cut."""
+        return self._scrub().redact(clean_text(data.decode("utf-8", "replace")), cut=cut)[:limit]
 
     def _get_client(self):
         try:
@@ -268,8 +312,8 @@ class OpenAIChatBackend(ChatBackend):
         if self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None:
-                try:
-                    content, t_in, t_out, finish = parse_completion(hit)
+                try:  # a cache file may hold what an earlier version stored unredacted
+                    content, t_in, t_out, finish = parse_completion(self._scrub().redact_tree(hit))
                 except ValueError:
                     self.cache.invalidate(key)  # validated like a live reply; fetched again below
                 else:
@@ -279,7 +323,7 @@ class OpenAIChatBackend(ChatBackend):
                     f"a request is not in the replay cache {self.cache.path} (or its entry is invalid); "
                     "record it with llm.cache_mode=readwrite against a live server"
                 )
-        url = f"{self.base_url}/chat/completions"
+        url = self._url("/chat/completions")
         errors: list[str] = []
         detail: dict[str, Any] = {}
         t0 = time.perf_counter()
@@ -293,7 +337,7 @@ class OpenAIChatBackend(ChatBackend):
                 errors.append("connection")
             except _Oversized as e:
                 errors.append("oversized")
-                head = clean_text(e.head[:2000].decode("utf-8", "replace"))
+                head = self._text(e.head, 2000, cut=True)
                 detail = {"truncated": True, "reply_head": head, "reply_bytes_read": self.max_reply_bytes}
             else:
                 if code == 429 or code >= 500:
@@ -311,18 +355,19 @@ class OpenAIChatBackend(ChatBackend):
                         reply = await self.chat(messages, legal_names=legal_names, seed=seed)
                         reply.errors = [f"http_{code}", *errors, *reply.errors]
                         return reply
-                    text = clean_text(data[:300].decode("utf-8", "replace"))
                     raise RequestFailed(
-                        f"{self.public_url}/chat/completions answered {code}: {text}",
+                        f"{self._url('/chat/completions', True)} answered {code}: {self._text(data, 300)}",
                         f"http_{code}",
                         [*errors, f"http_{code}"],
                     )
                 else:
                     try:
-                        payload, (content, t_in, t_out, finish) = parse_body(data)
+                        payload, _ = parse_body(data)
+                        payload = self._scrub().redact_tree(payload)
+                        content, t_in, t_out, finish = parse_completion(payload)
                     except ValueError as e:
                         errors.append("malformed")
-                        detail = {"malformed": str(e)[:200]}
+                        detail = {"malformed": self._scrub().redact(str(e))[:200]}
                     else:
                         if self.cache is not None:
                             self.cache.put(key, payload)
@@ -333,7 +378,7 @@ class OpenAIChatBackend(ChatBackend):
             if attempt < self.max_retries:
                 await asyncio.sleep(self._delay(attempt, retry_after))
         raise RequestFailed(
-            f"{self.public_url}/chat/completions failed {len(errors)} times ({', '.join(errors)})",
+            f"{self._url('/chat/completions', True)} failed {len(errors)} times ({', '.join(errors)})",
             errors[-1] if errors else "error",
             errors,
             detail,
@@ -351,17 +396,17 @@ class OpenAIChatBackend(ChatBackend):
                 f"export {self.api_key_env}=... or set llm.api_key_env=null for a server without keys",
                 "missing_key",
             )
-        url = f"{self.public_url}/models"
+        url = self._url("/models", public=True)
         try:
-            code, _headers, raw = await self._request("GET", f"{self.base_url}/models")
+            code, _headers, raw = await self._request("GET", self._url("/models"))
         except (TimeoutError, httpx.HTTPError, _Oversized) as e:
-            why = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+            why = self._scrub().redact(f"{type(e).__name__}: {e}" if str(e) else type(e).__name__)
             raise BackendUnavailable(
                 f"cannot reach {self.public_url} within timeout_s={self.timeout_s} ({why}); is the server "
                 "running and is llm.base_url right (it should end before /chat/completions, e.g. .../v1)?",
                 "unreachable",
             ) from None
-        text = clean_text(raw[:200].decode("utf-8", "replace"))
+        text = self._text(raw, 200)
         if code in (401, 403):
             raise BackendUnavailable(
                 f"{url} rejected the API key (HTTP {code}); check ${self.api_key_env}", "bad_key"
@@ -383,7 +428,7 @@ class OpenAIChatBackend(ChatBackend):
                 "unhealthy",
             ) from None
         if served and self.model not in served:
-            shown = sorted(clean_text(m)[:80] for m in served)[:20]
+            shown = sorted(self._scrub().redact(clean_text(m))[:80] for m in served)[:20]
             raise BackendUnavailable(
                 f"model {self.model!r} is not served at {self.public_url}; it serves {shown}",
                 "wrong_model",

@@ -43,7 +43,7 @@ from alem.rundir import JsonlWriter
 from alem.text.llm import local_server
 from alem.text.llm.cache import RequestCache
 from alem.text.llm.chat import ChatBackend
-from alem.text.llm.openai import CHECKED_SETTINGS, OpenAIChatBackend, check_settings
+from alem.text.llm.openai import CHECKED_SETTINGS, OpenAIChatBackend, check_auth, check_settings
 from alem.text.llm.parsing import parse_reply
 from alem.text.llm.prompts import PromptMode, feedback_prompt, harness_hash, system_prompt, turn_prompt
 from alem.text.llm.scripted import ScriptedBackend
@@ -240,6 +240,8 @@ class LLMPlayer(Player):
         for key, value in (("model", model), ("api_key_env", api_key_env), ("base_url", base_url)):
             if value is not None and not isinstance(value, str):
                 raise AlemError(f"llm.{key} must be null or a string, got {value!r}")
+        if backend == "openai":
+            check_auth(base_url, api_key_env)  # before any server starts
         if spec:
             if backend == "scripted":
                 script = spec

@@ -21,7 +21,14 @@ slow reply does not block others). Each chat request takes the next entry of
 - ``"deep"``: status 200 with a JSON body nested ``deep_levels`` deep,
 - ``"trickle"``: a normal answer sent one byte per ``trickle_s`` seconds,
 - ``"big:<n>"``: a reply whose content is ``n`` characters,
+- ``"echo_auth"``: a reply whose content repeats the request's ``Authorization`` header,
+- ``"echo_auth:<code>"``: HTTP ``<code>`` with an error body that repeats that header,
+- ``"echo_auth:malformed"``: status 200, a body that is no completion and repeats that header,
+- ``"echo_auth:big"``: status 200, a body of ``long_chars`` characters repeating that header,
 - ``"ok"``: a normal answer.
+
+The ``echo_auth`` faults are a server that leaks the credentials it was sent (alem must
+redact them from everything it stores or prints).
 
 Every fault served is counted in :data:`FAULTS_SERVED` (all servers of the process),
 so a test session can report how many it injected.
@@ -77,6 +84,7 @@ class FakeChatServer:
         self.deep_levels = deep_levels
         self.requests: list[dict[str, Any]] = []  # chat bodies, in arrival order
         self.served: list[str] = []  # what each chat request got ("ok", "429", ...)
+        self.paths: list[str] = []  # every request's path (with its query), in arrival order
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -121,13 +129,19 @@ class FakeChatServer:
                 with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                     self.wfile.write(data)
 
+            def _route(self) -> str:
+                """The path without its query (a query in a base URL is the client's to keep)."""
+                with server._lock:
+                    server.paths.append(self.path)
+                return self.path.split("?", 1)[0].rstrip("/")
+
             def _authorized(self) -> bool:
                 if server.api_key is None:
                     return True
                 return self.headers.get("Authorization") == f"Bearer {server.api_key}"
 
             def do_GET(self):
-                if self.path.rstrip("/") not in ("/v1/models", "/models"):
+                if self._route() not in ("/v1/models", "/models"):
                     return self._send(404, {"error": {"message": "not found"}})
                 if not self._authorized():
                     return self._send(401, {"error": {"message": "invalid api key"}})
@@ -138,7 +152,7 @@ class FakeChatServer:
             def do_POST(self):
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
-                if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+                if self._route() not in ("/v1/chat/completions", "/chat/completions"):
                     return self._send(404, {"error": {"message": "not found"}})
                 if not self._authorized():
                     return self._send(401, {"error": {"message": "invalid api key"}})
@@ -158,6 +172,8 @@ class FakeChatServer:
                     if fault != "ok":
                         name = fault.split(":", 1)[0]
                         FAULTS_SERVED[name] = FAULTS_SERVED.get(name, 0) + 1
+                if fault.startswith("echo_auth:"):
+                    return self._echo_auth(fault.split(":", 1)[1])
                 if fault in ("429", "500", "503", "400", "401"):
                     extra = {"Retry-After": "0"} if fault == "429" else None
                     return self._send(int(fault), {"error": {"message": f"injected {fault}"}}, extra)
@@ -178,6 +194,8 @@ class FakeChatServer:
                     content = fault[4:]
                 elif fault.startswith("big:"):
                     content = ("move " * (int(fault[4:]) // 5 + 1))[: int(fault[4:])]
+                elif fault == "echo_auth":
+                    content = f"You sent Authorization: {self.headers.get('Authorization')}"
                 elif fault == "surrogate":
                     content = "\ud800 " + server.answer(body)
                 else:
@@ -207,6 +225,14 @@ class FakeChatServer:
                 if fault == "trickle":
                     return self._trickle(data)
                 self._send(200, data)
+
+            def _echo_auth(self, how: str) -> None:
+                auth = f"Authorization: {self.headers.get('Authorization')}"
+                if how == "malformed":
+                    return self._send(200, {"choices": [{"message": {"content": "x"}}], "usage": auth})
+                if how == "big":
+                    return self._send(200, ((auth + " ") * (server.long_chars // len(auth) + 1)).encode())
+                self._send(int(how), {"error": {"message": f"bad credentials; {auth}"}})
 
             def _trickle(self, data: bytes) -> None:
                 self.send_response(200)

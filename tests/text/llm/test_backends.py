@@ -169,6 +169,29 @@ def test_redact_url_hides_passwords_and_key_like_query_values():
     assert redact_url("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"
 
 
+def test_secrets_are_redacted_in_every_form_a_server_may_repeat():
+    import base64
+
+    from alem.sanitize import Secrets
+
+    s = Secrets("http://alice:p%40ss-w0rd@h/v1?api_key=KEY456&v=1", "sk-A/b+c", {"api-key": "hdr-tok"})
+    basic = base64.b64encode(b"alice:p@ss-w0rd").decode()
+    for text in ("p%40ss-w0rd", "p@ss-w0rd", basic, basic.rstrip("="), "sk-A\\/b+c", "KEY456", "hdr-tok"):
+        assert s.redact(f"<{text}>") == "<***>", text
+    assert s.redact("alice and v=1 and sk-") == "alice and v=1 and sk-"  # not secrets, nor whole ones
+    assert s.redact("cut at sk-A/b", cut=True) == "cut at ***"  # a reply cut inside a secret
+    assert Secrets("http://tok3n@h/v1").redact(base64.b64encode(b"tok3n:").decode()) == "***"
+    assert Secrets("http://h/v1", "x").redact("x marks") == "x marks"  # too short to protect anything
+    deep: list = ["sk-A/b+c"]
+    for _ in range(5000):  # deeper than recursion could go
+        deep = [deep, {"sk-A/b+c": 1}]
+    out = s.redact_tree(deep)
+    while isinstance(out, list) and len(out) == 2:
+        assert out[1] == {"***": 1}
+        out = out[0]
+    assert out == ["***"]
+
+
 def test_run_sync_works_inside_a_running_event_loop(server):
     """A notebook runs an event loop on its main thread: run_sync then uses a worker thread's loop,
     the same one every time, so one backend's HTTP client serves every call."""
@@ -183,3 +206,67 @@ def test_run_sync_works_inside_a_running_event_loop(server):
 
     first, second = asyncio.run(main())
     assert first.content == second.content and json.loads(first.content)["action"] in LEGAL
+
+
+# A key and a URL password as a leaky server sees them: "Bearer <key>" and the Basic header value,
+# base64("alice:s3cr3t-pwd") ends in "==" (a 16-byte pair), so padded and unpadded forms differ.
+KEY, USER, PASSWORD = "sk-test-Zq9x/7+Lm0pQ", "alice", "s3cr3t-pwd"
+
+
+def secret_forms() -> list[str]:
+    import base64
+
+    basic = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
+    assert basic.endswith("==")
+    return [KEY, PASSWORD, f"{USER}:{PASSWORD}", basic, basic.rstrip("="), "KEY456"]
+
+
+def leaked(text: str) -> list[str]:
+    return [s for s in secret_forms() if s in text]
+
+
+@pytest.mark.parametrize("auth", ["bearer", "basic"])
+def test_a_server_echoing_the_credentials_leaks_them_nowhere(tmp_path, monkeypatch, auth):
+    """Whatever a server repeats of the Authorization header (reply, error body, malformed or cut
+    reply, the cache file) reaches alem without the key, the password or their base64 forms."""
+    monkeypatch.setenv("ALEM_TEST_KEY", KEY)
+    with FakeChatServer(script="first", api_key=KEY if auth == "bearer" else None) as srv:
+        url = srv.base_url if auth == "bearer" else srv.base_url.replace("//", f"//{USER}:{PASSWORD}@")
+        key_env = "ALEM_TEST_KEY" if auth == "bearer" else None
+        cache = RequestCache(tmp_path / "cache.jsonl")
+        b = OpenAIChatBackend(
+            url, "fake-model", api_key_env=key_env, max_retries=0, max_reply_bytes=1024, cache=cache
+        )
+        srv.add_faults(["echo_auth"])
+        reply = chat(b)
+        seen = [reply.content]
+        assert "Authorization: " in reply.content and "***" in reply.content
+        for fault in ("echo_auth:403", "echo_auth:malformed", "echo_auth:big"):
+            srv.add_faults([fault])
+            with pytest.raises(RequestFailed) as e:
+                chat(b, seed=len(seen))
+            seen += [str(e.value), json.dumps(e.value.detail)]
+        assert "Authorization: " in seen[1] and "usage" in seen[4] and "Authorization" in seen[6]
+        assert srv.served == ["echo_auth", "echo_auth:403", "echo_auth:malformed", "echo_auth:big"]
+    seen.append((tmp_path / "cache.jsonl").read_text())
+    assert [leaked(text) for text in seen] == [[]] * len(seen)
+
+
+def test_an_api_key_with_credentials_in_the_url_is_refused_in_one_line(monkeypatch):
+    """Both are an Authorization header: the URL's Basic one silently replaced the Bearer key."""
+    monkeypatch.setenv("ALEM_TEST_KEY", KEY)
+    url = f"http://{USER}:{PASSWORD}@127.0.0.1:9/v1"
+    for with_url in (url, url.replace(f":{PASSWORD}", "")):  # user:password@ and token@
+        with pytest.raises(BackendConfigError, match=r"llm.api_key_env=ALEM_TEST_KEY .* llm.base_url") as e:
+            OpenAIChatBackend(with_url, "fake-model", api_key_env="ALEM_TEST_KEY")
+        assert "\n" not in str(e.value) and not leaked(str(e.value))
+    OpenAIChatBackend(url, "fake-model")  # either one alone is fine
+    OpenAIChatBackend("http://127.0.0.1:9/v1", "fake-model", api_key_env="ALEM_TEST_KEY")
+
+
+def test_a_query_in_the_base_url_stays_a_query(server):
+    """``http://host/v1?api_key=K`` posted to ``/v1?api_key=K/chat/completions`` (a 404)."""
+    b = OpenAIChatBackend(f"{server.base_url}?api-version=2024", "fake-model")
+    run_sync(b.health_check())
+    assert json.loads(chat(b).content) == {"action": "stag"}
+    assert server.paths[-2:] == ["/v1/models?api-version=2024", "/v1/chat/completions?api-version=2024"]

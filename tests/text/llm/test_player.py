@@ -128,6 +128,14 @@ def test_bad_settings_are_named(ttt):
         LLMPlayer(ttt, backend="openai").begin(ttt, ttt.default_params, 0)
 
 
+def test_an_api_key_with_credentials_in_the_url_is_refused_up_front(ttt, monkeypatch):
+    """Both are an Authorization header and one silently won: refused before any request."""
+    monkeypatch.setenv("ALEM_TEST_KEY", "sk-test")
+    with pytest.raises(alem.AlemError, match=r"llm.api_key_env=ALEM_TEST_KEY .* llm.base_url") as e:
+        LLMPlayer(ttt, **{**FAST, "base_url": "http://u:pw-1@127.0.0.1:9/v1", "api_key_env": "ALEM_TEST_KEY"})
+    assert "pw-1" not in str(e.value) and "sk-test" not in str(e.value)
+
+
 def test_concurrent_rows_fan_out(tmp_path):
     env = alem.make("prisoners_dilemma-v0")
     inflight, peak, lock = [0], [0], threading.Lock()
