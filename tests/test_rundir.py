@@ -105,7 +105,9 @@ def _holder(path) -> subprocess.Popen:
     return proc
 
 
-def test_a_run_dir_held_by_a_live_process_is_refused_to_a_resume_and_free_once_it_died(tmp_path, fault_report):
+def test_a_run_dir_held_by_a_live_process_is_refused_to_a_resume_and_free_once_it_died(
+    tmp_path, fault_report
+):
     """Two resumes of one run at once used to both write it (metrics rewritten, a checkpoint rename
     failing); the second is refused, writing nothing, and a killed holder leaves no stale lock."""
     run_dir = tmp_path / "run"

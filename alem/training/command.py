@@ -238,11 +238,12 @@ def _header(env: alem.MultiAgentEnv, p: Plan) -> str:
         if p.lcfg is None
         else f"num_envs={p.lcfg.num_envs} num_steps={p.lcfg.num_steps} roles={p.learner.num_roles}"
     )
+    sweep = "" if p.sweep is None else f" sweep={p.sweep.describe()}, each on every seed"
     return (
-        f"alem.train: env={env.id} algo={p.learner.name if p.lcfg is None else p.lcfg.name} seeds={s.seeds} "
-        f"{sizes} updates={s.num_chunks * s.chunk_updates} in {s.num_chunks} chunks "
-        f"({s.env_steps:,} env-steps per seed) devices={1 if p.mesh is None else p.mesh.size} "
-        f"backend={jax.default_backend()}"
+        f"alem.train: env={env.id} algo={p.learner.name if p.lcfg is None else p.lcfg.name} seeds={s.seeds}"
+        f"{sweep} {sizes} updates={s.num_chunks * s.chunk_updates} in {s.num_chunks} chunks "
+        f"({s.env_steps:,} env-steps per seed{'' if p.sweep is None else ' and configuration'}) "
+        f"devices={1 if p.mesh is None else p.mesh.size} backend={jax.default_backend()}"
     )
 
 
@@ -294,22 +295,37 @@ def _results(env: alem.MultiAgentEnv, p: Plan, r: TrainResult, resuming: bool) -
     evaluation = final_evaluation(env, p.learner, r.state, r.keys, p.eval_steps)
     trained = np.asarray(evaluation["trained_return_per_seed"], dtype=float)
     random_ret = np.asarray(evaluation["random_return_per_seed"], dtype=float)
+    per_agent = lambda x: np.round(np.nanmean(x, 0), 3).tolist()
     print(
-        f"final evaluation ({evaluation['episodes_per_seed']} episodes per seed, mean return per agent):\n"
-        f"  trained {p.lcfg.name:<10} {np.nanmean(trained):.4g}  per agent {np.round(np.nanmean(trained, 0), 3).tolist()}\n"
-        f"  random policy      {np.nanmean(random_ret):.4g}  per agent {np.round(np.nanmean(random_ret, 0), 3).tolist()}",
+        f"final evaluation ({evaluation['episodes_per_seed']} episodes per seed, mean return per agent):",
         flush=True,
     )
+    sweep = {}
+    if p.sweep is None:
+        print(f"  trained {p.lcfg.name:<10} {np.nanmean(trained):.4g}  per agent {per_agent(trained)}", flush=True)
+    else:  # rows are (configuration, seed): each configuration is its own run, never averaged with another
+        configurations = p.sweep.results(trained, s.num_seeds)
+        rows = trained.reshape(p.sweep.size, s.num_seeds, -1)
+        for k, c in enumerate(configurations):
+            mean = c["trained_return_mean"]
+            print(
+                f"  trained {p.lcfg.name} {p.sweep.label(k):<28} {'n/a' if mean is None else f'{mean:.4g}'}  "
+                f"per agent {per_agent(rows[k])}",
+                flush=True,
+            )
+        sweep = {"rows": s.rows, "sweep": {"knobs": p.sweep.knobs, "configurations": configurations}}
+    print(f"  random policy      {np.nanmean(random_ret):.4g}  per agent {per_agent(random_ret)}", flush=True)
     for name in (f"{o}_rate" for o in env.outcomes):  # the env's episode outcomes (SMAX: won_rate, ...)
         trained_rate, random_rate = (evaluation[f"{who}_{name}_mean"] for who in ("trained", "random"))
-        print(f"  {name}: trained {_percent(trained_rate)}, random {_percent(random_rate)}", flush=True)
-    sweep = {}
-    if p.sweep is not None:  # rows are (configuration, seed): the per-seed fields hold every row
-        configurations = p.sweep.results(trained, s.num_seeds)
-        for c in configurations:
-            knobs = " ".join(f"{k}={c[k]:g}" for k in p.sweep.knobs)
-            print(f"  {knobs:<30} trained {c['trained_return_mean']:.4g}", flush=True)
-        sweep = {"rows": s.rows, "sweep": {"knobs": p.sweep.knobs, "configurations": configurations}}
+        if p.sweep is not None:  # one rate per configuration, over its seeds
+            rates = np.asarray(evaluation[f"trained_{name}_per_seed"], float).reshape(p.sweep.size, -1)
+            trained_rate = ", ".join(
+                f"{p.sweep.label(k)}: {_percent(float(np.nanmean(r)) if np.isfinite(r).any() else None)}"
+                for k, r in enumerate(rates)
+            )
+        else:
+            trained_rate = _percent(trained_rate)
+        print(f"  {name}: trained {trained_rate}, random {_percent(random_rate)}", flush=True)
     return {
         **out,
         "learner": dataclasses.asdict(p.lcfg),

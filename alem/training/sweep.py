@@ -37,6 +37,15 @@ class Sweep:
     def size(self) -> int:
         return len(self.configurations)
 
+    def label(self, k: int) -> str:
+        """Configuration ``k`` as the command line sets it: ``ent_coef=0.01 lr=0.0003``."""
+        return " ".join(f"{name}={self.configurations[k][name]:g}" for name in self.knobs)
+
+    def describe(self) -> str:
+        """``6 configurations (ent_coef=[0, 0.01] x lr=[0.001, 0.0003, 0.0001])``."""
+        grid = " x ".join(f"{k}=[{', '.join(f'{v:g}' for v in vs)}]" for k, vs in self.knobs.items())
+        return f"{self.size} configuration{'s' if self.size != 1 else ''} ({grid})"
+
     def hyper(self, num_seeds: int) -> dict[str, np.ndarray]:
         """``knob -> [K * num_seeds]``: each row's value, configuration-major (the Schedule's rows)."""
         return {

@@ -40,15 +40,17 @@ TINY = [
 ]
 
 
-def _train(algo: str, run_dir: Path) -> dict:
+def _train(algo: str, run_dir: Path, *extra: str) -> dict:
     with initialize_config_module(config_module="alem.configs", version_base=None):
-        cfg = compose(config_name="config", overrides=[f"algo={algo}", *TINY])
+        cfg = compose(config_name="config", overrides=[f"algo={algo}", *TINY, *extra])
     return json.loads(run(cfg, run_dir).read_text())
 
 
 def test_notebook_tables_and_plots_training_runs(tmp_path, monkeypatch):
     runs = tmp_path / "runs"
     results = {algo: _train(algo, runs / algo) for algo in ("ippo", "mappo")}
+    # Another configuration of IPPO: a line and a row of its own, never pooled with the first
+    other = _train("ippo", runs / "ippo_lr", "algo.lr=0.01")
     # A run still in progress (no results.json yet) is plotted but has no final evaluation.
     (runs / "unfinished").mkdir()
     (runs / "unfinished" / "metrics.jsonl").write_text(
@@ -68,11 +70,16 @@ def test_notebook_tables_and_plots_training_runs(tmp_path, monkeypatch):
         nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
     ).execute()
 
-    table = pd.read_csv(table_csv).set_index("algo")
-    assert sorted(table.index) == ["dpo", "ippo", "mappo"]
+    table = pd.read_csv(table_csv).set_index("configuration")
+    assert sorted(table.index) == ["dpo", "ippo lr=0.003", "ippo lr=0.01", "mappo"]
     assert set(table["env"]) == {"coordination-v0"}
+    labels = {"ippo": "ippo lr=0.003", "mappo": "mappo"}
+    lr01 = table.loc["ippo lr=0.01"]
+    assert lr01["seeds"] == 2 and lr01["trained"] == pytest.approx(
+        np.mean([np.mean(r) for r in other["trained_return_per_seed"]])
+    )
     for algo, res in results.items():
-        row = table.loc[algo]
+        row = table.loc[labels[algo]]
         assert row["seeds"] == 2 and row["env_steps"] == 960
         per_seed = [float(np.mean(r)) for r in res["trained_return_per_seed"]]
         half = stats.t.ppf(0.975, 1) * np.std(per_seed, ddof=1) / math.sqrt(2)
@@ -85,7 +92,7 @@ def test_notebook_tables_and_plots_training_runs(tmp_path, monkeypatch):
         assert row["last_curve"] == pytest.approx(np.mean(last))
     unfinished = table.loc["dpo"]
     assert unfinished["seeds"] == 2 and math.isnan(unfinished["trained"])
-    assert unfinished["last_curve"] == pytest.approx(table.loc["ippo", "last_curve"])
+    assert unfinished["last_curve"] == pytest.approx(table.loc["ippo lr=0.003", "last_curve"])
 
     assert fig.stat().st_size > 5000
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]

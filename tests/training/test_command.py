@@ -59,7 +59,9 @@ def _copy(run_dir: Path, to: Path) -> Path:
     return to
 
 
-def test_two_resumes_of_one_run_at_once_one_finishes_it_the_other_is_refused(stopped_run, tmp_path, fault_report):
+def test_two_resumes_of_one_run_at_once_one_finishes_it_the_other_is_refused(
+    stopped_run, tmp_path, fault_report
+):
     run_dir = _copy(stopped_run, tmp_path / "run")
     procs = [
         subprocess.Popen(
@@ -90,10 +92,18 @@ def test_an_empty_resume_or_output_dir_is_refused_not_a_new_run(prog, tmp_path, 
     fault_report(faults=2)
 
 
-def test_a_resume_on_a_read_only_filesystem_is_one_line_and_changes_nothing(stopped_run, tmp_path, fault_report):
+def test_a_resume_on_a_read_only_filesystem_is_one_line_and_changes_nothing(
+    stopped_run, tmp_path, fault_report
+):
     run_dir = _copy(stopped_run, tmp_path / "run")
     probe = subprocess.run(
-        ["unshare", "-rm", "sh", "-c", f"mount --bind {tmp_path} {tmp_path} && mount -o remount,bind,ro {tmp_path}"],
+        [
+            "unshare",
+            "-rm",
+            "sh",
+            "-c",
+            f"mount --bind {tmp_path} {tmp_path} && mount -o remount,bind,ro {tmp_path}",
+        ],
         capture_output=True,
     )
     if probe.returncode != 0:
@@ -116,7 +126,10 @@ def test_a_resume_on_a_read_only_filesystem_is_one_line_and_changes_nothing(stop
 @pytest.mark.parametrize(
     ("cut", "words"),
     [
-        (lambda text: text[: text.index("tags: []") + 7], ("its config.yaml cannot be read, torn",)),  # mid-line
+        (
+            lambda text: text[: text.index("tags: []") + 7],
+            ("its config.yaml cannot be read, torn",),
+        ),  # mid-line
         (lambda text: "\n".join(text.splitlines()[:3]) + "\n", ("its config.yaml has no",)),  # whole lines
     ],
 )
@@ -128,3 +141,27 @@ def test_a_torn_config_yaml_is_one_line_on_resume(stopped_run, tmp_path, cut, wo
     _one_line(_cli("alem.train", f"resume={run_dir}", cwd=tmp_path), f"resume={run_dir}", *words)
     assert _snapshot(run_dir) == before
     fault_report(faults=1)
+
+
+def test_a_multirun_writes_a_summary_with_a_row_per_job(tmp_path):
+    sweep_dir = tmp_path / "sweep"
+    proc = _cli(
+        "alem.train",
+        "-m",
+        "env=coordination",
+        *(a for a in TINY_RUN if not a.startswith("algo=")),
+        "algo=ippo,mappo",
+        f"hydra.sweep.dir={sweep_dir}",
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert f"Multirun summary written to {sweep_dir / 'summary.md'}" in proc.stdout
+    summary = json.loads((sweep_dir / "summary.json").read_text())
+    assert summary["separating"] == ["algo.name"]
+    assert [(j["job"], j["options"]["algo.name"], j["status"]) for j in summary["jobs"]] == [
+        ("0", "ippo", "finished"),
+        ("1", "mappo", "finished"),
+    ]
+    for job in summary["jobs"]:
+        res = json.loads((sweep_dir / job["job"] / "results.json").read_text())
+        assert job["trained"] == pytest.approx(sum(map(sum, res["trained_return_per_seed"])) / 2)

@@ -23,7 +23,7 @@ def _rows(run_dir) -> list[dict]:
     return [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
 
 
-def test_each_row_of_a_sweep_trains_as_a_run_of_its_configuration_would(tmp_path):
+def test_each_row_of_a_sweep_trains_as_a_run_of_its_configuration_would(tmp_path, capsys):
     from alem.train import run
 
     grid = ["sweep.lr=[0.01,0.0003]", "sweep.gamma=[0.9]", "sweep.ent_coef=[0.2]", "num_seeds=2"]
@@ -33,6 +33,12 @@ def test_each_row_of_a_sweep_trains_as_a_run_of_its_configuration_would(tmp_path
     assert res["rows"] == 4 and res["num_seeds"] == 2
     configs = res["sweep"]["configurations"]
     assert [(c["lr"], c["gamma"]) for c in configs] == [(0.01, 0.9), (0.0003, 0.9)]
+    # the console names every configuration (header and results) and never averages across them
+    out = capsys.readouterr().out.splitlines()
+    assert "sweep=2 configurations (ent_coef=[0.2] x gamma=[0.9] x lr=[0.01, 0.0003])" in out[0]
+    trained = [line.split() for line in out if line.strip().startswith("trained")]
+    assert [t[2:5] for t in trained] == [["ent_coef=0.2", "gamma=0.9", f"lr={lr}"] for lr in ("0.01", "0.0003")]
+    assert [float(t[5]) for t in trained] == pytest.approx([c["trained_return_mean"] for c in configs], abs=1e-3)
     rows = _rows(tmp_path / "sweep")
     assert [(r["config"], r["seed"]) for r in rows[:4]] == [(0, 0), (0, 1), (1, 0), (1, 1)]
     for k, lr in [(1, 0.0003)]:
