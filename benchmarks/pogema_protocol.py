@@ -22,15 +22,21 @@ Policies (one or more per run, one table): ``pibt`` (:mod:`alem.envs.pathfinding
 map, ``random``, and ``checkpoint:<run dir>``: the trained actor of a ``python -m alem.train`` run
 (IPPO with a shared actor, e.g. ``env=pathfinding_follow``), which plays every agent count and
 map size from its local view; it samples its actions (greedy: ``checkpoint:<run dir>#greedy``)
-and gets the trained env's ``goal_direction`` channel. The output folder must not exist; it receives
-``instances.csv`` (one row per instance), ``summary.csv`` and ``summary.json`` (per agent
-count, with the published means and the machine), and the table is printed.
+and gets the trained env's ``goal_direction`` channel. The output folder must not exist. Each block
+(one policy on one agent count) is a flushed line of its ``blocks.jsonl`` as it ends, so a killed
+run keeps its finished blocks; the same command with ``--resume`` runs only the rest (refused, one
+line, if its settings differ from the saved ``settings.json``). ``instances.csv`` (one row per
+instance), ``summary.csv`` and ``summary.json`` (per agent count, with the published means and the
+machine) are written whole from all blocks at the end, and the table is printed.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
+import hashlib
+import io
 import json
 import math
 import sys
@@ -48,8 +54,9 @@ from alem.envs.pathfinding import baseline, pibt
 from alem.envs.pathfinding import benchmark as B
 from alem.envs.pathfinding import grid as G
 from alem.envs.pathfinding.env import PathfindingEnv
-from alem.errors import AlemError
+from alem.errors import AlemError, CorruptFileError
 from alem.intervals import ci95
+from alem.rundir import JsonlWriter, hold, read_jsonl, write_atomic
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLISHED = ROOT / "benchmarks" / "results" / "pogema_published.json"
@@ -69,6 +76,8 @@ COMPARED = {"mapf": ("LaCAM", "SCRIMP", "DCC"), "lmapf": ("RHCR", "Follower", "M
 HEADLINE = {"mapf": ("CSR", "SoC"), "lmapf": ("avg_throughput",)}
 POLICIES = ("pibt", "bfs", "random")
 OBS_RADIUS = 5  # POGEMA's default; no configuration of the benchmark sets another
+#: In ``--out``: the run's settings (a resume must match them), and one flushed line per finished block.
+SETTINGS_FILE, BLOCKS_FILE = "settings.json", "blocks.jsonl"
 
 
 def instances_from_config(cfg: dict[str, Any], maps: dict[str, np.ndarray]) -> tuple[str, int, list[dict]]:
@@ -156,27 +165,12 @@ def run_group(
 ) -> list[dict[str, Any]]:
     """Every instance of ``rows`` (one agent count) as one batch; one metrics row per instance."""
     n = rows[0]["num_agents"]
-    height = max(maps[r["map_name"]].shape[0] for r in rows)
-    width = max(maps[r["map_name"]].shape[1] for r in rows)
-    env_mode = "lifelong" if mode == "lmapf" else "one_shot"
     grids = [maps[r["map_name"]] for r in rows]
+    env_mode = "lifelong" if mode == "lmapf" else "one_shot"
     # Each task once (lifelong goal sequences are built in Python): they size the env and fill its params.
     tasks = [B.instance_task(g, n, r["seed"], max_steps, env_mode) for g, r in zip(grids, rows, strict=True)]
     trained = _trained_kwargs(policy) if policy.startswith("checkpoint:") else None
-    env = PathfindingEnv(
-        num_agents=n,
-        height=height,
-        width=width,
-        mode=env_mode,
-        collision="soft",
-        map_type="fixed",
-        maps=B.pad_map(grids[0], height, width),
-        max_steps=max_steps,
-        obs_radius=OBS_RADIUS,
-        lower_bounds=False,
-        goal_sequence_len=max(g.shape[1] for _, g in tasks) if env_mode == "lifelong" else 1,
-        goal_direction=bool(trained and trained[2].get("goal_direction", False)),
-    )
+    env = _group_env(grids, tasks, n, env_mode, max_steps, trained)
     actor = None
     if trained is not None:
         learner, actor_params = load_trained(trained[0], env, transfer=True)
@@ -196,6 +190,37 @@ def run_group(
             {**r, **{m: float(final[m][i]) for m in METRICS[mode]}, "collisions": int(final["collisions"][i])}
         )
     return out
+
+
+def _group_env(
+    grids: list[np.ndarray], tasks: list[Any], n: int, env_mode: str, max_steps: int, trained: Any
+) -> PathfindingEnv:
+    """The env one batch runs in: the largest map's shape, long enough goal sequences."""
+    height = max(g.shape[0] for g in grids)
+    width = max(g.shape[1] for g in grids)
+    return PathfindingEnv(
+        num_agents=n,
+        height=height,
+        width=width,
+        mode=env_mode,
+        collision="soft",
+        map_type="fixed",
+        maps=B.pad_map(grids[0], height, width),
+        max_steps=max_steps,
+        obs_radius=OBS_RADIUS,
+        lower_bounds=False,
+        goal_sequence_len=max(g.shape[1] for _, g in tasks) if env_mode == "lifelong" else 1,
+        goal_direction=bool(trained and trained[2].get("goal_direction", False)),
+    )
+
+
+def check_checkpoint(maps: dict[str, np.ndarray], row: dict, mode: str, max_steps: int, policy: str) -> None:
+    """Raise :class:`AlemError` if a ``checkpoint:`` policy cannot play ``row`` (checked before any block)."""
+    trained = _trained_kwargs(policy)
+    env_mode = "lifelong" if mode == "lmapf" else "one_shot"
+    grid, n = maps[row["map_name"]], row["num_agents"]
+    tasks = [B.instance_task(grid, n, row["seed"], max_steps, env_mode)]
+    load_trained(trained[0], _group_env([grid], tasks, n, env_mode, max_steps, trained), transfer=True)
 
 
 def _episode(
@@ -296,10 +321,74 @@ def markdown(tables: dict[str, list[dict]], mode: str) -> str:
     return "\n".join(lines)
 
 
+def run_settings(
+    args: argparse.Namespace, labels: list[str], mode: str, max_steps: int, rows: list[dict], maps: dict
+) -> dict[str, Any]:
+    """Everything a run's results depend on (saved as ``settings.json``; a resume must match it)."""
+    digest = hashlib.sha256()
+    for name in sorted({r["map_name"] for r in rows}):  # the maps' cells, not only their names
+        digest.update(f"{name}{maps[name].shape}".encode())
+        digest.update(np.ascontiguousarray(maps[name]).tobytes())
+    policies = []
+    for policy, label in zip(args.policy, labels, strict=True):
+        trained = None  # a checkpoint by its results.json's hash: its label is only a folder's name
+        if policy.startswith("checkpoint:"):
+            with contextlib.suppress(OSError):
+                trained = hashlib.sha256((_checkpoint(policy)[0] / "results.json").read_bytes()).hexdigest()
+        policies.append({"label": label, "checkpoint": trained})
+    settings = dict(map_set=args.set, maps=digest.hexdigest(), mode=mode, max_steps=max_steps, seed=args.seed)
+    settings.update(obs_radius=OBS_RADIUS, collision="soft", policies=policies, instances=rows)
+    return json.loads(json.dumps(settings))  # as it reads back from the file
+
+
+def check_resume(p: argparse.ArgumentParser, out: Path, settings: dict[str, Any]) -> None:
+    """``p.error`` unless ``out`` holds a run of this command with the same ``settings``."""
+    try:
+        saved = json.loads((out / SETTINGS_FILE).read_text(encoding="utf-8"))
+        if not isinstance(saved, dict):
+            raise ValueError("not a JSON object")
+    except FileNotFoundError:
+        p.error(f"--resume: {out} holds no {SETTINGS_FILE}, so no run of this command; choose a new folder")
+    except (OSError, ValueError) as e:
+        p.error(f"--resume: {out}: its {SETTINGS_FILE} cannot be read ({e}); choose a new folder")
+    differ = sorted(k for k in settings.keys() | saved.keys() if saved.get(k) != settings.get(k))
+    if differ:  # never two settings' results in one table
+        p.error(
+            f"--resume: {out} holds a run of other settings (not the same: {', '.join(differ)}); "
+            "a run folder belongs to the run that made it: resume it with its own settings, or choose a new folder"
+        )
+
+
+def finished_blocks(
+    path: Path, labels: list[str], rows: list[dict], mode: str
+) -> dict[tuple[str, int], dict]:
+    """(policy, agent count) -> the record of each block finished in ``path`` (a torn last line is none).
+
+    A record that is not a block of these settings raises :class:`CorruptFileError` (an edited file).
+    """
+    want = {(label, r["num_agents"]) for label in labels for r in rows}
+    done = {}
+    for record in read_jsonl(path):
+        key = (record.get("policy"), record.get("num_agents"))
+        got = record.get("instances")
+        group = [(r["map_name"], r["seed"]) for r in rows if r["num_agents"] == key[1]]
+        rows_ok = isinstance(got, list) and all(isinstance(r, dict) for r in got)
+        if not (
+            key in want
+            and isinstance(record.get("seconds"), float)
+            and rows_ok
+            and [(r.get("map_name"), r.get("seed")) for r in got] == group
+            and all(isinstance(r.get(m), float) for r in got for m in METRICS[mode])
+        ):
+            raise CorruptFileError(
+                f"{path}: a line is not a block of this run ({str(record)[:60]}...); edited?"
+            )
+        done.setdefault(key, record)
+    return done
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    p = ArgumentParser(
-        prog="python -m benchmarks.pogema_protocol", description=__doc__.split("\n\n")[0]
-    )
+    p = ArgumentParser(prog="python -m benchmarks.pogema_protocol", description=__doc__.split("\n\n")[0])
     p.add_argument(
         "--set", choices=sorted(B.MAP_SETS), help="a shipped map set, with the benchmark's settings"
     )
@@ -319,6 +408,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument(
         "--out", type=Path, required=True, help="a new folder for the results (refused if it exists)"
     )
+    p.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run in --out (same settings; a new run if none): keep its blocks, run the rest",
+    )
     args = p.parse_args(argv)
     if (args.set is None) == (args.maps is None):
         p.error("give --set or --maps" if args.set is None else "give --set or --maps, not both")
@@ -327,8 +421,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     for option, path in (("--maps", args.maps), ("--config", args.config)):
         if path is not None and not path.is_file():
             p.error(f"argument {option}: no file {path}")
-    if args.out.exists():
-        p.error(f"{args.out} exists; results are never written over (choose a new folder)")
+    if args.out.exists() and not args.resume:
+        p.error(
+            f"{args.out} exists; results are never written over (continue the run there with --resume, "
+            "or choose a new folder)"
+        )
+    if args.resume and args.out.exists() and not args.out.is_dir():
+        p.error(f"--resume: {args.out} is a file, not a run folder")
     refuse_unwritable(p, args.out)
     counts = args.num_agents or []
     refuse_bad_args(
@@ -357,46 +456,65 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         rows = [r for r in rows if r["num_agents"] in set(args.num_agents)]
     if not rows:
         p.error("no instance left to run")
-    published = json.loads(PUBLISHED.read_text())["results"] if PUBLISHED.is_file() else None
     labels = [policy_label(policy) for policy in args.policy]
     if len(set(labels)) != len(labels):
         p.error(f"two policies share a name in the tables: {labels}")
+    settings = run_settings(args, labels, mode, max_steps, rows, maps)
+    resumed = args.out.exists()
+    if resumed:
+        check_resume(p, args.out, settings)
+    for policy, label in zip(args.policy, labels, strict=True):
+        if policy.startswith("checkpoint:"):  # a checkpoint that cannot play here: nothing is written
+            try:
+                check_checkpoint(maps, rows[0], mode, max_steps, policy)
+            except AlemError as e:
+                p.error(f"{label}: {e}")
+    try:
+        if not resumed:
+            args.out.mkdir()
+        hold(args.out, what="--out ")
+        if not resumed:
+            write_atomic(args.out / SETTINGS_FILE, json.dumps(settings, indent=1) + "\n")
+        # Read once held: no other process appends now.
+        done = finished_blocks(args.out / BLOCKS_FILE, labels, rows, mode)
+    except (AlemError, OSError) as e:  # in use by a resume going on, damaged, a folder made meanwhile
+        p.error(f"--out {args.out}: {e}")
     results: list[dict] = []
     timings: dict[str, dict[int, float]] = {}
-    for policy, label in zip(args.policy, labels, strict=True):
-        timings[label] = {}
-        for n in sorted({r["num_agents"] for r in rows}):
-            group = [r for r in rows if r["num_agents"] == n]
-            t0 = time.perf_counter()
-            try:
-                group_rows = run_group(maps, group, mode, max_steps, policy, args.seed)
-            except AlemError as e:  # a checkpoint that cannot play here: nothing has been written yet
-                p.error(f"{label}: {e}")
-            results += [{"policy": label, **r} for r in group_rows]
-            timings[label][n] = time.perf_counter() - t0
-            print(
-                f"{label}, {n} agents: {len(group)} instances in {timings[label][n]:.1f} s (compile included)",
-                flush=True,
-            )
+    counts = sorted({r["num_agents"] for r in rows})
+    with JsonlWriter(args.out / BLOCKS_FILE) as blocks:  # cuts a torn last line first
+        for policy, label in zip(args.policy, labels, strict=True):
+            timings[label] = {}
+            for n in counts:
+                group = [r for r in rows if r["num_agents"] == n]
+                block = done.get((label, n))
+                if block is None:
+                    t0 = time.perf_counter()
+                    try:
+                        group_rows = run_group(maps, group, mode, max_steps, policy, args.seed)
+                    except AlemError as e:  # finished blocks stay; a resume runs the rest
+                        raise SystemExit(
+                            f"{label}, {n} agents: {e} [the finished blocks are kept in {args.out}; "
+                            "continue with --resume]"
+                        ) from None
+                    block = {"policy": label, "num_agents": n, "seconds": time.perf_counter() - t0}
+                    block["instances"] = group_rows
+                    blocks.write(block)
+                    said = f"in {block['seconds']:.1f} s (compile included)"
+                else:
+                    said = "kept from an earlier run"
+                results += [{"policy": label, **r} for r in block["instances"]]
+                timings[label][n] = block["seconds"]
+                print(f"{label}, {n} agents: {len(group)} instances {said}", flush=True)
+    published = json.loads(PUBLISHED.read_text())["results"] if PUBLISHED.is_file() else None
+    shipped = args.set if args.config is None else None  # another configuration: other instances
     tables = {
-        label: summarise(
-            [r for r in results if r["policy"] == label],
-            mode,
-            published,
-            args.set if args.config is None else None,  # another configuration: other instances
-        )
+        label: summarise([r for r in results if r["policy"] == label], mode, published, shipped)
         for label in labels
     }
-    args.out.mkdir(parents=True)
-    with (args.out / "instances.csv").open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(results[0]))
-        writer.writeheader()
-        writer.writerows(results)
-    with (args.out / "summary.csv").open("w", newline="") as f:
-        flat = [{"policy": policy, **row} for policy, table in tables.items() for row in table]
-        writer = csv.DictWriter(f, fieldnames=list(flat[0]))
-        writer.writeheader()
-        writer.writerows(flat)
+    flat = [{"policy": policy, **row} for policy, table in tables.items() for row in table]
+    write_atomic(args.out / "instances.csv", _csv(results))
+    write_atomic(args.out / "summary.csv", _csv(flat))
     from benchmarks.harness import machine
 
     body = {
@@ -407,15 +525,23 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "obs_radius": OBS_RADIUS,
         "collision": "soft",
         "instances": len(results) // len(args.policy),
-        "seconds_per_agent_count": timings,  # per policy, compile included
+        "seconds_per_agent_count": timings,  # per policy, compile included (of the run that did the block)
         "published_source": None if published is None else json.loads(PUBLISHED.read_text())["commit"],
         "summary": tables,
         "machine": machine(),
     }
-    (args.out / "summary.json").write_text(json.dumps(body, indent=1) + "\n", encoding="utf-8")
+    write_atomic(args.out / "summary.json", json.dumps(body, indent=1) + "\n")
     print(markdown(tables, mode))
     print(f"results in {args.out}")
     return body
+
+
+def _csv(rows: list[dict]) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+    return buf.getvalue()
 
 
 if __name__ == "__main__":

@@ -387,6 +387,12 @@ CASES: list[tuple[str, str, list[str], list[str]]] = [
     ),
     ("benchmarks.pogema_protocol", "--seed", [*MAZES, "--seed", "-3", "--out", "{tmp}/o"], ["--seed", "-3"]),
     ("benchmarks.pogema_protocol", "--out", [*MAZES, "--out", BLOCKED], ["cannot write", "a_file"]),
+    (
+        "benchmarks.pogema_protocol",
+        "--resume",
+        [*MAZES, "--resume", "--out", "{tmp}/a_file"],
+        ["--resume", "a_file", "not a run folder"],
+    ),
     # ------------------------------------------------------------------ benchmarks.run_all
     ("benchmarks.run_all", "--device", ["--device", "tpu"], ["--device", "'tpu'", "'gpu'"]),
     ("benchmarks.run_all", "--reps", ["--reps", "0"], ["--reps", ">= 1", "0"]),

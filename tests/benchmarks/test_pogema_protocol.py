@@ -5,6 +5,12 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -170,3 +176,140 @@ def test_bad_arguments_are_one_line_before_anything_runs(tmp_path, capsys, args,
         and err == f"python -m benchmarks.pogema_protocol: error: {said.format(tmp=tmp_path)}"
     )
     assert list(tmp_path.iterdir()) == []
+
+
+# -- a killed run keeps its finished blocks (one per policy and agent count) and resumes from them --
+
+TINY_MAPS = "tiny-a: |-\n  ....\n  .#..\n  ....\ntiny-b: |-\n  ...\n  ...\n"
+TINY_EVAL = (
+    "environment:\n  on_target: nothing\n  max_episode_steps: 8\n  collision_system: soft\n"
+    "  seed: {grid_search: [0, 1]}\n  num_agents: {grid_search: [2, 3]}\n"
+    "  map_name: {grid_search: [tiny-a, tiny-b]}\n"
+)
+
+
+class Killed(BaseException):
+    """Stands for a kill: nothing in the module catches it."""
+
+
+def _tiny_argv(tmp_path, out, policies=("random",)):
+    """2 maps x 2 seeds x agent counts 2 and 3, 8 steps: one block per policy and agent count."""
+    maps, cfg = tmp_path / "maps.yaml", tmp_path / "eval.yaml"
+    maps.write_text(TINY_MAPS)
+    cfg.write_text(TINY_EVAL)
+    return ["--maps", str(maps), "--config", str(cfg), "--policy", *policies, "--out", str(out)]
+
+
+def _counting(monkeypatch, kill_after=None):
+    """Record the agent count of every block computed; raise Killed when block ``kill_after + 1`` starts."""
+    computed: list[int] = []
+    real = P.run_group
+
+    def run_group(maps, rows, *a, **k):
+        if kill_after is not None and len(computed) == kill_after:
+            raise Killed
+        computed.append(rows[0]["num_agents"])
+        return real(maps, rows, *a, **k)
+
+    monkeypatch.setattr(P, "run_group", run_group)
+    return computed
+
+
+def _results(out):
+    return {name: (out / name).read_text() for name in ("instances.csv", "summary.csv")}
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("whole")
+    body = P.main(_tiny_argv(tmp, tmp / "run"))
+    return _results(tmp / "run"), body["summary"]
+
+
+def test_a_killed_run_keeps_its_finished_blocks_and_a_resume_computes_only_the_rest(
+    tmp_path, monkeypatch, uninterrupted
+):
+    out = tmp_path / "run"
+    argv = _tiny_argv(tmp_path, out)
+    with monkeypatch.context() as m:
+        computed = _counting(m, kill_after=1)
+        with pytest.raises(Killed):
+            P.main(argv)
+    assert computed == [2]
+    (block,) = [json.loads(line) for line in (out / "blocks.jsonl").read_text().splitlines()]
+    assert (block["policy"], block["num_agents"], len(block["instances"])) == ("random", 2, 4)
+    assert not (out / "summary.json").exists()  # the summary is written from all blocks, at the end
+    computed = _counting(monkeypatch)
+    body = P.main([*argv, "--resume"])
+    assert computed == [3]  # the finished block was kept, not computed again
+    assert _results(out) == uninterrupted[0] and body["summary"] == uninterrupted[1]
+    assert len((out / "blocks.jsonl").read_text().splitlines()) == 2
+    assert json.loads((out / "summary.json").read_text())["instances"] == 8
+
+
+def test_a_torn_last_block_is_dropped_and_computed_again(tmp_path, monkeypatch, uninterrupted):
+    out = tmp_path / "run"
+    argv = _tiny_argv(tmp_path, out)
+    with monkeypatch.context() as m:
+        _counting(m, kill_after=1)
+        with pytest.raises(Killed):
+            P.main(argv)
+    text = (out / "blocks.jsonl").read_text()
+    (out / "blocks.jsonl").write_text(text[: len(text) // 2])  # killed mid-line
+    computed = _counting(monkeypatch)
+    P.main([*argv, "--resume"])
+    assert computed == [2, 3]
+    assert _results(out) == uninterrupted[0]
+
+
+@pytest.mark.parametrize(
+    ("change", "said"), [(["--seed", "1"], "seed"), (["--num-agents", "2"], "instances")]
+)
+def test_a_resume_with_other_settings_is_refused_in_one_line(tmp_path, monkeypatch, capsys, change, said):
+    out = tmp_path / "run"
+    argv = _tiny_argv(tmp_path, out)
+    with monkeypatch.context() as m:
+        _counting(m, kill_after=1)
+        with pytest.raises(Killed):
+            P.main(argv)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as e:
+        P.main([*argv, *change, "--resume"])
+    (err,) = capsys.readouterr().err.strip().splitlines()[-1:]
+    assert e.value.code == 2 and err.startswith("python -m benchmarks.pogema_protocol: error: ")
+    assert "other settings" in err and said in err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # nothing mixed in
+    with pytest.raises(SystemExit) as e:  # without --resume the folder is refused, with the way on
+        P.main(argv)
+    assert e.value.code == 2 and "--resume" in capsys.readouterr().err
+
+
+@pytest.mark.integration
+def test_a_run_killed_by_a_signal_keeps_its_blocks_and_resumes_to_the_same_results(tmp_path):
+    """The real thing: SIGKILL once the first block is on disk, then the same command with --resume."""
+    out = tmp_path / "run"
+    command = [
+        sys.executable,
+        "-m",
+        "benchmarks.pogema_protocol",
+        *_tiny_argv(tmp_path, out, ("random", "bfs")),
+    ]
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "JAX_PLATFORMS": "cpu"}
+    proc = subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    blocks, deadline = out / "blocks.jsonl", time.monotonic() + 120
+    while not (blocks.is_file() and blocks.read_text().count("\n") >= 1) and time.monotonic() < deadline:
+        assert proc.poll() is None, proc.stderr.read().decode()[-2000:]
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+    kept = blocks.read_text().count("\n")
+    assert 1 <= kept < 4 and not (out / "summary.json").exists()
+    resumed = subprocess.run(
+        [*command, "--resume"], cwd=root, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert resumed.stdout.count("kept from an earlier run") == kept
+    P.main(_tiny_argv(tmp_path, tmp_path / "whole", ("random", "bfs")))  # 4 blocks: 2 policies x 2 counts
+    assert _results(out) == _results(tmp_path / "whole")
