@@ -192,12 +192,25 @@ def override_problem(config_name: str, args: list[str]) -> str | None:
         group, name = missing.groups()
         choices = re.findall(r"^\t(\w+)$", text.split("Config search path")[0], re.M)
         choices = [c for c in choices if not c.startswith("_")]
-        also = " (or env.id=<any registered id>)" if group == "env" else ""
+        also = _family_ids(name) if group == "env" else ""
         return f"{group}={name} is not one of the {group} files: {choices}{also}"
     lines = [line.strip() for line in text.split("Config search path")[0].splitlines() if line.strip()]
     return (
         "cannot parse the overrides: " if type(e).__name__ == "OverrideParseException" else ""
     ) + "; ".join(lines)
+
+
+def _family_ids(name: str) -> str:
+    """The hint after an unknown ``env=<name>``: the registered ids of the family it names
+    (``env=smax`` -> ``env.id=smax_3m-v0``, ...), else how to name any registered id."""
+    import alem
+
+    stem = name.lower().split("-v")[0].rstrip("_")
+    ids = [i for i in alem.registry() if stem and (i.startswith(stem) or i.split("/")[-1].startswith(stem))]
+    if not ids:
+        return " (or env.id=<any registered id>)"
+    shown = ", ".join(f"env.id={i}" for i in ids[:8]) + (f" and {len(ids) - 8} more" if len(ids) > 8 else "")
+    return f"; registered ids of that family: {shown}"
 
 
 class ArgumentParser(argparse.ArgumentParser):

@@ -141,6 +141,13 @@ def test_ctrl_c_inside_a_c_extension_import_is_an_interrupt_not_a_traceback(tmp_
         ),
         ("config", ["algo=nope"], "algo=nope is not one of the algo files: ['cppo', "),
         ("config", ["env=nope"], "(or env.id=<any registered id>)"),
+        # a family with no file of its own: the hint lists its registered ids
+        ("config", ["env=smax"], "registered ids of that family: env.id=smax_3m-v0, env.id=smax_2s3z-v0,"),
+        (
+            "config",
+            ["env=overcooked"],
+            "env.id=overcooked_cramped_room-v0, env.id=overcooked_asymmetric_advantages-v0",
+        ),
         ("config", ["algo.lr=[1"], "cannot parse the overrides: no viable alternative at input '[1'"),
         ("config", ["algo.lr=1,2"], "Ambiguous value for argument 'algo.lr=1,2'; 1. To use it as a list"),
         ("evaluate", ["llm=scripted", "llm.temperature=0.5"], "llm.temperature is not an option"),

@@ -647,6 +647,16 @@ def test_every_preset_plans_on_every_env_config_it_fits_without_overrides(env_co
         assert len(planned) > 3 * len(refused), (planned, refused)
 
 
+def test_the_coordination_families_have_env_presets():
+    """`configs/env` had no SMAX or Overcooked file: `env=smax_3m` was refused."""
+    assert {"smax_3m", "smax_2s3z", "overcooked_cramped_room", "lbf_8x8_2p_2f_coop", "rware_tiny_2ag"} <= set(
+        _ENV_CONFIGS
+    )
+    for name in ("smax_3m", "overcooked_cramped_room"):
+        env = _cfg(f"env={name}").env
+        assert alem.make(env.id, **env.kwargs).id == f"{name}-v0"
+
+
 def test_the_ppo_presets_share_one_default_budget_and_league_says_why_not():
     """`algo=ippo` was 64 envs x 2M steps and `algo=mappo` 16 x 614k: "train IPPO and MAPPO" ran
     one 3.3x longer than the other without saying so."""
@@ -660,4 +670,7 @@ def test_the_ppo_presets_share_one_default_budget_and_league_says_why_not():
         budgets[name] = (algo.num_envs, algo.num_steps, algo.total_steps)
     league = budgets.pop("league")
     assert len(budgets) >= 8 and set(budgets.values()) == {(16, 128, 614_400)}, budgets
-    assert league != (16, 128, 614_400) and "Not the PPO presets' budget" in (_CONFIGS / "algo" / "league.yaml").read_text()
+    assert (
+        league != (16, 128, 614_400)
+        and "Not the PPO presets' budget" in (_CONFIGS / "algo" / "league.yaml").read_text()
+    )
