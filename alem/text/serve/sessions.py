@@ -49,6 +49,17 @@ class _Session:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
+def brief(value: Any) -> str:
+    """``repr(value)`` cut to a readable length: a client's value is echoed in one short line."""
+    try:
+        text = repr(value)
+    except ValueError:  # an int over Python's 4300-digit conversion limit
+        return f"an integer of about {int(value.bit_length() * 0.30103)} digits"
+    if len(text) <= 60:
+        return text
+    return f"{text[:40]}... ({len(value) if isinstance(value, str) else len(text)} characters)"
+
+
 class SessionStore:
     """Sessions of ``env``; thread-safe.
 
@@ -114,18 +125,19 @@ class SessionStore:
         for sid in stale:
             del self._sessions[sid]
 
-    def open(self, seed: int | None = None) -> dict[str, Any]:
-        """A new session (episode) from ``seed`` (random when None); its first state."""
+    def open(self, seed: int | None = None, *, closing: str = "DELETE /v1/sessions/<id>") -> dict[str, Any]:
+        """A new session (episode) from ``seed`` (random when None); its first state. ``closing``
+        names, in the refusal of a full store, how the server's clients close a session."""
         if seed is None:
             seed = secrets.randbelow(2**31)
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**31:
-            raise SessionError(f"seed must be an integer in [0, 2**31), got {seed!r}")
+            raise SessionError(f"seed must be an integer in [0, 2**31), got {brief(seed)}")
         with self._lock:
             self._expire(time.monotonic())
             if len(self._sessions) >= self.max_sessions:
                 raise SessionError(
                     f"the server holds its maximum of {self.max_sessions} sessions; close one "
-                    f"(DELETE /v1/sessions/<id>) or wait for an idle one to expire ({self.idle_timeout_s:g} s)",
+                    f"({closing}) or wait for an idle one to expire ({self.idle_timeout_s:g} s)",
                     status=429,
                 )
             sid = secrets.token_hex(8)
@@ -180,15 +192,25 @@ class SessionStore:
     def _read_move(self, s: _Session, seat: int, move: Any) -> int:
         names, legal = self._names[seat], np.flatnonzero(s.mask[seat])
         if isinstance(move, bool) or not isinstance(move, int | str):
-            raise SessionError(f"seat {seat}: a move is an action name or index, got {move!r}")
+            raise SessionError(f"seat {seat}: a move is an action name or index, got {brief(move)}")
         j = move if isinstance(move, int) else self.env.parse_action(move, seat)
         if j is None or not 0 <= j < len(names) or j not in legal:
             known = j is not None and 0 <= j < len(names) and move != names[j]
-            said = f"{move!r} ({names[j]})" if known else repr(move)
+            said = f"{move!r} ({names[j]})" if known else brief(move)
             raise SessionError(
                 f"seat {seat}: {said} is not a legal move now; legal: {', '.join(names[k] for k in legal)}"
             )
         return int(j)
+
+    def _read_seat(self, k: Any) -> int:
+        """A seat from an int or a decimal string (JSON object keys are strings)."""
+        seat = k if isinstance(k, int) and not isinstance(k, bool) else None
+        # at most 9 digits: int() of a string over 4300 digits raises, and no env has 10**9 seats
+        if isinstance(k, str) and re.fullmatch(r"\s*\d{1,9}\s*", k):
+            seat = int(k)
+        if seat is None or not 0 <= seat < self.env.num_agents:
+            raise SessionError(f"a seat is an integer 0..{self.env.num_agents - 1}, got {brief(k)}")
+        return seat
 
     def step(self, sid: str, actions: Mapping[Any, Any]) -> dict[str, Any]:
         """Moves for acting seats (``{seat: name or index}``); the new state once every acting
@@ -207,12 +229,12 @@ class SessionStore:
                 raise SessionError(f"session {s.id} has ended; open a new one", status=409)
             acting = [int(i) for i in np.flatnonzero(s.acting)]
             moves: dict[int, int] = {}
+            given: dict[int, Any] = {}
             for k, move in actions.items():
-                seat = k if isinstance(k, int) and not isinstance(k, bool) else None
-                if isinstance(k, str) and re.fullmatch(r"\s*\d+\s*", k):
-                    seat = int(k)
-                if seat is None or not 0 <= seat < self.env.num_agents:
-                    raise SessionError(f"a seat is an integer 0..{self.env.num_agents - 1}, got {k!r}")
+                seat = self._read_seat(k)
+                if seat in given:
+                    raise SessionError(f"seat {seat} is given twice ({brief(given[seat])} and {brief(k)})")
+                given[seat] = k
                 if seat not in acting:
                     raise SessionError(f"seat {seat} does not act now; seats {acting} do")
                 if seat in s.pending:
@@ -248,6 +270,8 @@ class SessionStore:
         if seat is None:
             s = self._get(sid)
             with s.lock:
+                if s.done:
+                    raise SessionError(f"session {s.id} has ended; open a new one", status=409)
                 waiting = [int(i) for i in np.flatnonzero(s.acting) if int(i) not in s.pending and not s.done]
             if len(waiting) != 1:
                 raise SessionError(f"seats {waiting} are to move: name the seat of the move")

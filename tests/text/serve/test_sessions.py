@@ -105,3 +105,33 @@ def test_bad_settings_are_refused():
         SessionStore(alem.make("tic_tac_toe-v0"), max_sessions=0)
     with pytest.raises(alem.AlemError, match="idle_timeout_s must be a number > 0"):
         SessionStore(alem.make("tic_tac_toe-v0"), idle_timeout_s=0)
+
+
+def test_a_move_after_the_end_is_409_session_has_ended(ttt_store):
+    sid = ttt_store.open(seed=3)["session"]
+    for move in ["a1", "a2", "b1", "b2", "c1"]:
+        s = ttt_store.play(sid, move)
+    assert s["done"]
+    with pytest.raises(SessionError, match=f"session {sid} has ended") as e:
+        ttt_store.play(sid, "c3")  # no seat named: none is to move
+    assert e.value.status == 409
+
+
+def test_seats_are_read_strictly_and_once(ttt_store):
+    sid = ttt_store.open(seed=4)["session"]
+    with pytest.raises(SessionError, match=r"seat 0 is given twice \('0' and ' 0'\)"):
+        ttt_store.step(sid, {"0": "b1", " 0": "c1"})
+    huge = "1" * 5000
+    with pytest.raises(SessionError, match=r"a seat is an integer 0..1, got '1111.*\(5000 characters\)") as e:
+        ttt_store.step(sid, {huge: "a1"})
+    assert e.value.status == 400 and len(str(e.value)) < 200
+    assert ttt_store.state(sid)["steps"] == 0
+
+
+def test_the_close_hint_of_a_full_store_is_the_servers():
+    store = SessionStore(alem.make("tic_tac_toe-v0"), max_sessions=1)
+    store.open(seed=0)
+    with pytest.raises(SessionError, match=r"close one \(with the end_game tool\)"):
+        store.open(seed=1, closing="with the end_game tool")
+    with pytest.raises(SessionError, match=r"close one \(DELETE /v1/sessions/<id>\)"):
+        store.open(seed=1)
