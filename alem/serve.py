@@ -53,13 +53,14 @@ def serve(cfg: Any) -> None:
             server = JsonApiServer(store, cfg.host, port, max_body_bytes=max_body)
         except OSError as e:
             raise AlemError(f"cannot listen on {cfg.host}:{port}: {e.strerror or e}") from None
+        _warn_if_exposed(cfg.host, server.server_address[0])
         print(f"alem.serve: {env.id} on {server.url}/v1 (GET /v1/env for the routes' game)", flush=True)
         try:
             server.serve_forever()
         finally:
             server.server_close()
         return
-    from alem.text.serve.mcp import mcp_server
+    from alem.text.serve.mcp import mcp_server, transport_security
 
     if protocol == "mcp-stdio":
         mcp_server(store).run("stdio")
@@ -70,12 +71,33 @@ def serve(cfg: Any) -> None:
     # listened on refused in one line here rather than in uvicorn's traceback
     try:
         with socket.create_server((cfg.host, port)) as probe:
-            port = probe.getsockname()[1]
+            address, port = probe.getsockname()[:2]
     except OSError as e:
         raise AlemError(f"cannot listen on {cfg.host}:{port}: {e.strerror or e}") from None
+    _warn_if_exposed(cfg.host, address)
     print(f"alem.serve: {env.id} over MCP at http://{cfg.host}:{port}/mcp", file=sys.stderr, flush=True)
     # the game sessions are bounded by the store; the MCP transport's own sessions carry no state
-    mcp_server(store).run("streamable-http", host=cfg.host, port=port, max_request_body_size=max_body)
+    # the Host/Origin checks are the HTTP API's (the library's own apply to three names only)
+    mcp_server(store).run(
+        "streamable-http",
+        host=cfg.host,
+        port=port,
+        max_request_body_size=max_body,
+        transport_security=transport_security(cfg.host, address),
+    )
+
+
+def _warn_if_exposed(host: str, address: str) -> None:
+    """One line on stderr when the server is bound off loopback: anyone who reaches it may play."""
+    from alem.text.serve.http import is_loopback
+
+    if not is_loopback(address):
+        print(
+            f"alem.serve: warning: host={host} is reachable from the network: any machine that can "
+            "reach this port may open and play sessions (Host and Origin are not checked)",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 main = hydra_app("alem.serve", "serve", serve)

@@ -29,7 +29,7 @@ def _start(*args, stream="stdout"):
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         line = out.readline()
-        found = re.search(r"(http://127\.0\.0\.1:\d+)", line)
+        found = re.search(r"(http://[\d.]+:\d+)", line)
         if found:
             return proc, found.group(1)
         if proc.poll() is not None:
@@ -47,7 +47,8 @@ def _stop(proc):
 
 
 def _post(url, body):
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST")
+    headers = {"Content-Type": "application/json"}
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST", headers=headers)
     with urllib.request.urlopen(req, timeout=30) as r:
         return json.loads(r.read())
 
@@ -86,6 +87,41 @@ def test_the_mcp_server_serves_a_game_over_streamable_http():
 
         done = asyncio.run(play())
         assert done["done"] and done["returns"] == [1.0, -1.0]
+        # the HTTP API's Host check, wired in by alem.serve: a foreign name is refused (421), a
+        # loopback one without a port (which the library alone would refuse) is let through
+        assert _mcp_post(url, "evil.example") == 421
+        assert _mcp_post(url, "localhost") not in (421, 403)
+    finally:
+        _stop(proc)
+
+
+def _mcp_post(url, host):
+    import http.client
+
+    conn = http.client.HTTPConnection(*url.removeprefix("http://").split(":"), timeout=30)
+    headers = {
+        "Host": host,
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+    }
+    conn.request("POST", "/mcp", body=b"{}", headers=headers)
+    status = conn.getresponse().status
+    conn.close()
+    return status
+
+
+@pytest.mark.integration  # a server process
+def test_a_server_bound_off_loopback_warns_in_one_line():
+    proc, url = _start("host=0.0.0.0")
+    try:
+        import select
+
+        ready = select.select([proc.stderr], [], [], 30)[0]  # no line at all: fail, never hang
+        warning = proc.stderr.readline() if ready else ""
+        assert warning.startswith("alem.serve: warning: host=0.0.0.0 is reachable from the network"), warning
+        port = url.rsplit(":", 1)[1]
+        s = _post(f"http://127.0.0.1:{port}/v1/sessions", {"seed": 0})
+        assert s["steps"] == 0
     finally:
         _stop(proc)
 

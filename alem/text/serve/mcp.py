@@ -4,7 +4,9 @@
 store's env: ``env_info``, ``new_game``, ``observe``, ``play`` and ``end_game``. Answers are the
 same JSON objects as the HTTP API's; a refused request (an illegal move, an unknown session, too
 many sessions) is a tool error whose text says what was wrong, and the server keeps serving.
-Needs the ``serve`` extra (``pip install "alem[serve]"``).
+:func:`transport_security` gives the streamable HTTP endpoint the HTTP API's Host and Origin
+checks (:func:`alem.text.serve.http.local_names`). Needs the ``serve`` extra
+(``pip install "alem[serve]"``).
 """
 
 from __future__ import annotations
@@ -14,7 +16,25 @@ from typing import Any
 
 from alem.text.serve.sessions import SessionError, SessionStore
 
-__all__ = ["mcp_server"]
+__all__ = ["mcp_server", "transport_security"]
+
+
+def transport_security(host: str, address: str | None = None) -> Any:
+    """The ``mcp`` library's Host/Origin settings for an endpoint bound to ``host`` (at
+    ``address``): the names the HTTP API answers to, any port (421 for another Host, 403 for a
+    page of another Origin); no check when bound off loopback, as the HTTP API."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    from alem.text.serve.http import local_names
+
+    names = local_names(host, address)
+    if names is None:
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[p for n in names for p in (n, f"{n}:*")],
+        allowed_origins=[p for n in names for p in (f"http://{n}", f"http://{n}:*")],
+    )
 
 
 def mcp_server(store: SessionStore, **server_kwargs: Any) -> Any:
@@ -30,7 +50,8 @@ def mcp_server(store: SessionStore, **server_kwargs: Any) -> Any:
         name=f"alem {env.id}",
         instructions=(
             f"Play {env.id} ({env.num_agents} seats). new_game starts a session; observe shows every "
-            "seat's view, who acts and the legal moves; play makes a move for the acting seat."
+            "seat's view, who acts and the legal moves; play makes a move for the acting seat (a move is "
+            "an action name, or its index in env_info's action_names); end_game closes a session."
         ),
         **server_kwargs,
     )
@@ -49,7 +70,7 @@ def mcp_server(store: SessionStore, **server_kwargs: Any) -> Any:
     @server.tool()
     def new_game(seed: int | None = None) -> str:
         """Start a session (an episode dealt from ``seed``, random when omitted); its first state (JSON)."""
-        return _call(store.open, seed)
+        return _call(lambda: store.open(seed, closing="with the end_game tool"))
 
     @server.tool()
     def observe(session: str) -> str:
@@ -57,8 +78,9 @@ def mcp_server(store: SessionStore, **server_kwargs: Any) -> Any:
         return _call(store.state, session)
 
     @server.tool()
-    def play(session: str, move: str, seat: int | None = None) -> str:
-        """Play ``move`` (an action name) for ``seat`` (omit it when one seat acts); the new state (JSON)."""
+    def play(session: str, move: int | str, seat: int | None = None) -> str:
+        """Play ``move`` (an action name, or its index in env_info's action_names) for ``seat``
+        (omit it when one seat acts); the new state (JSON)."""
         return _call(store.play, session, move, seat)
 
     @server.tool()
