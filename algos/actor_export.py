@@ -54,7 +54,6 @@ def export_actor(
     rebuilt from the run's saved id and keywords). Refuses an existing ``out``, a value-based run
     and rows out of range before writing anything."""
     from alem.algos.checkpoint_player import load_state
-    from alem.algos.ppo import Learner
 
     out = Path(out)
     if out.exists() or out.is_symlink():  # a dangling link too: the final rename would fail on it
@@ -64,8 +63,8 @@ def export_actor(
     if is_actor_folder(run_dir):
         raise AlemError(f"{run_dir} is an exported actor already; export from its run directory")
     learner, state, res = load_state(run_dir, env)
-    if not isinstance(learner, Learner):
-        raise AlemError(f"{run_dir}: a value-based run ({res.get('algo')}) has no actor to export")
+    if "actor" not in state.params:  # a core without an actor network
+        raise AlemError(f"{run_dir}: a {learner.cfg.kind} run ({res.get('algo')}) has no actor to export")
     rows = jax.tree.leaves(state.params["actor"])[0].shape[0]
     picked = list(range(rows)) if seed_indices is None else [int(i) for i in seed_indices]
     if not picked or any(not 0 <= i < rows for i in picked) or len(set(picked)) != len(picked):

@@ -2,10 +2,12 @@
 
 The run directory of ``python -m alem.train`` holds the learner configuration
 (``results.json``), the roles and the last checkpoint; :class:`CheckpointPlayer`
-rebuilds the learner for the env it is asked to play and samples from (or
-takes the mode of) the trained actor of one seed; a value-based run (``pqn``,
-``iql``, ``vdn``, ...) plays its greedy legal action. It is a device policy: a pure
-JAX function of the observation and the legal-action mask.
+rebuilds the learner for the env it is asked to play (through the learner table,
+:mod:`alem.algos.registry`) and samples from (or takes the mode of) the trained actor of one
+seed; a value-based run (``pqn``, ``iql``, ``vdn``, ...) plays its greedy legal action. The
+player asks the learner, whatever its core, for its moves (``play_actions``) and action
+probabilities (``action_probabilities``). It is a device policy: a pure JAX function of the
+observation and the legal-action mask.
 
 A self-play run (``algo.selfplay``) also keeps its opponent pool in the checkpoint: the
 spec ``checkpoint:<run dir>#<k>`` (or the keyword ``snapshot=k``) plays pool slot ``k``
@@ -24,13 +26,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from alem.algos.actor_export import ACTOR_META, is_actor_folder, read_actor
-from alem.algos.config import LearnerConfig
-from alem.algos.ppo import make_learner
-from alem.algos.qconfig import Q_VARIANTS, QConfig
-from alem.algos.qlearning import QLearner, make_q_learner
-from alem.algos.td import masked_argmax
+from alem.algos.config import RunConfig
+from alem.algos.registry import LEARNERS, make_learner
 from alem.core import MultiAgentEnv
-from alem.errors import AlemError
+from alem.errors import AlemError, LearnerConfigError
 from alem.players import Player, Turn
 from alem.struct import zeros_like
 from alem.training.checkpoint import CheckpointError, latest, restore
@@ -85,7 +84,7 @@ def load_trained(
     learner, state = _restore_rows(run_dir, env, res, lcfg, rows, exported)
     params = jax.tree.map(lambda x: x[seed_index], state.params)
     if snapshot is not None:
-        pool = state.pool
+        pool = getattr(state, "pool", None)  # the PPO core's self-play pool
         if pool is None:
             raise AlemError(f"{run_dir}: snapshot={snapshot} asked for, but the run has no self-play pool")
         filled = min(int(pool.count[seed_index]), lcfg.pool_size)
@@ -96,7 +95,7 @@ def load_trained(
         actor = jax.tree.map(lambda x: x[seed_index, int(snapshot)], pool.actor)
         params = {**params, "actor": actor}
     if transfer:
-        learner = make_learner(play_env, lcfg, roles=np.zeros(play_env.num_agents, np.int32))
+        learner = make_learner(play_env, lcfg, np.zeros(play_env.num_agents, np.int32))
     return learner, params
 
 
@@ -158,14 +157,16 @@ def _restore_rows(
 ) -> tuple[Any, Any]:
     """``(learner, state)`` with every row's parameters: restored from the newest checkpoint, or,
     for an exported actor, its actor leaves in an otherwise zero state (acting reads the actor only)."""
-    if isinstance(lcfg, QConfig):
-        if exported:
-            raise CheckpointError(f"{run_dir}: an exported actor of a value-based run ({res.get('algo')})")
-        learner = make_q_learner(env, lcfg)
-    else:
+    try:
         learner = make_learner(env, lcfg, roles=np.asarray(res["roles"]))
+    except LearnerConfigError as e:  # e.g. roles edited to disagree with the configuration
+        raise CheckpointError(f"{run_dir}: {e}") from None
     keys = jax.vmap(jax.random.key)(jnp.arange(rows))
     template = zeros_like(jax.eval_shape(jax.vmap(learner.init), keys))  # shapes only: no init to run
+    if exported and "actor" not in template.params:
+        raise CheckpointError(
+            f"{run_dir}: an exported actor of a {lcfg.kind} run ({res.get('algo')}), which has none"
+        )
     if exported:
         _, leaves = read_actor(run_dir)
         want, treedef = jax.tree.flatten(template.params["actor"])
@@ -186,25 +187,14 @@ def _restore_rows(
 def actor_actions(
     learner: Any, params: Any, obs: jax.Array, mask: jax.Array, key: jax.Array, greedy: bool = False
 ):
-    """int ``[N]``: a feed-forward PPO-core actor's actions in one (unbatched) env, from a zero
+    """int ``[N]``: a feed-forward trained learner's actions in one (unbatched) env, from a zero
     hidden state; sampled, or the mode with ``greedy``. Pure JAX: call it inside jit, vmap, scan."""
-    hidden = learner.actor_net.initial_hidden((1, 1 if learner.centralised else learner.n))
-    none = jnp.zeros((1, 0), jnp.float32)
-    _, actions, _, _ = learner.act(
-        params, hidden, obs[None], none, mask[None], jnp.ones((1,), bool), key, greedy
-    )
-    return actions[0]
+    return learner.play_actions(params, obs[None], mask[None], key, greedy)[0]
 
 
-def _trained_env(res: dict, run_dir: Path, lcfg: LearnerConfig | QConfig, play_env: MultiAgentEnv):
+def _trained_env(res: dict, run_dir: Path, lcfg: RunConfig, play_env: MultiAgentEnv):
     """The env a run trained on (from its saved id and keywords), checked to share its actor with ``play_env``."""
-    why = None
-    if isinstance(lcfg, QConfig):
-        why = "it is a value-based run"
-    elif len(set(res["roles"])) != 1 or lcfg.agent_id:
-        why = "its agents have their own parameters or an agent-id input"
-    elif lcfg.actor != "local" or lcfg.critic != "local":
-        why = f"its actor/critic are {lcfg.actor}/{lcfg.critic}, not local (their inputs depend on the team)"
+    why = lcfg.transfer_refusal(res["roles"])
     if why:
         raise AlemError(f"{run_dir}: its actor cannot play another env: {why}")
     trained = _saved_env(res)
@@ -218,12 +208,16 @@ def _trained_env(res: dict, run_dir: Path, lcfg: LearnerConfig | QConfig, play_e
     return trained
 
 
-def _learner_config(res: dict, path: Path) -> LearnerConfig | QConfig:
-    """The learner configuration a ``results.json`` names; a missing or mistyped field is one
-    :class:`CheckpointError` naming it (the file was edited, damaged or written by another version)."""
+def _learner_config(res: dict, path: Path) -> RunConfig:
+    """The learner configuration a ``results.json`` names, of the class the learner table gives
+    its algo; a missing or mistyped field is one :class:`CheckpointError` naming it (the file was
+    edited, damaged or written by another version)."""
     num_seeds, fields, roles = res.get("num_seeds"), res.get("learner"), res.get("roles")
+    entry = LEARNERS.get(res.get("algo")) if isinstance(res.get("algo"), str) else None
     problem = None
-    if isinstance(num_seeds, bool) or not isinstance(num_seeds, int) or num_seeds < 1:
+    if entry is None:
+        problem = f"algo is {res.get('algo')!r}, not a known learner ({', '.join(sorted(LEARNERS))})"
+    elif isinstance(num_seeds, bool) or not isinstance(num_seeds, int) or num_seeds < 1:
         problem = f"num_seeds is {num_seeds!r}, not a positive integer"
     elif not isinstance(fields, dict) or not isinstance(fields.get("hidden"), list):
         problem = "learner is not a learner configuration (with a hidden list)"
@@ -231,8 +225,7 @@ def _learner_config(res: dict, path: Path) -> LearnerConfig | QConfig:
         problem = f"roles is {roles!r}, not a list"
     else:
         try:
-            cls = QConfig if res.get("algo") in Q_VARIANTS else LearnerConfig
-            return cls(**{**fields, "hidden": tuple(fields["hidden"])})
+            return entry.config(**{**fields, "hidden": tuple(fields["hidden"])})
         except (TypeError, ValueError) as e:
             problem = f"learner does not build a learner configuration ({e})"
     raise CheckpointError(
@@ -278,23 +271,7 @@ class CheckpointPlayer(Player):
 
     def act_with(self, params: Any, key: jax.Array, turn: Turn) -> jax.Array:
         ts = turn.timestep
-        b = ts.obs.shape[0]
-        learner = self.learner
-        if isinstance(learner, QLearner):  # the greedy legal action
-            hidden = learner.q_net.initial_hidden((b, learner.n))
-            _, actions = learner.act(params, hidden, ts.obs, ts.action_mask, jnp.ones((b,), bool), key)
-            return actions[:, turn.agent]
-        hidden = learner.actor_net.initial_hidden((b, 1 if learner.centralised else learner.n))
-        _, actions, _, _ = learner.act(
-            params,
-            hidden,
-            ts.obs,
-            jnp.zeros((b, 0), jnp.float32),
-            ts.action_mask,
-            jnp.ones((b,), bool),
-            key,
-            greedy=self.greedy,
-        )
+        actions = self.learner.play_actions(params, ts.obs, ts.action_mask, key, greedy=self.greedy)
         return actions[:, turn.agent]
 
     def action_probs(self, obs: Any, mask: Any, agent: Any = 0) -> jax.Array:
@@ -309,12 +286,7 @@ class CheckpointPlayer(Player):
         zero-filled: decentralised actors see only their own observation). Illegal actions
         get probability 0; a ``greedy`` player puts 1 on the actor's mode.
         """
-        learner = self.learner
-        if not isinstance(learner, QLearner) and (learner.centralised or learner.head.continuous):
-            raise AlemError(
-                f"action_probs needs a decentralised categorical actor, not actor={learner.cfg.actor}"
-                + (" with continuous actions" if learner.head.continuous else "")
-            )
+        self.learner.check_action_probabilities()
         fn = self.__dict__.get("_action_probs")
         if fn is None:
             fn = self._action_probs = jax.jit(self._probs_batch)
@@ -329,33 +301,13 @@ class CheckpointPlayer(Player):
         slot = jax.nn.one_hot(agent, n, dtype=bool)  # [I, N]: each row's own agent
         full_obs = jnp.where(slot.reshape(b, n, *(1,) * (obs.ndim - 1)), obs[:, None], 0.0)
         full_mask = jnp.where(slot[..., None], mask[:, None], True)
-        if isinstance(learner, QLearner):  # greedy: all the probability on the best legal action
-            hidden = learner.q_net.initial_hidden((b, n))
-            _, q = learner.q_values(params, hidden, full_obs[None], jnp.ones((1, b), bool))
-            pick = masked_argmax(q[0][jnp.arange(b), agent], mask)
-            return jax.nn.one_hot(pick, mask.shape[-1], dtype=jnp.float32) * mask.any(-1, keepdims=True)
-        hidden = learner.actor_net.initial_hidden((b, n))
-        _, _, _, logp = learner.act(
-            params,
-            hidden,
-            full_obs,
-            jnp.zeros((b, 0), jnp.float32),
-            full_mask,
-            jnp.ones((b,), bool),
-            jax.random.key(0),  # unused by the probabilities
-            greedy=self.greedy,
-        )
-        logp = logp[jnp.arange(b), agent]  # [I, A]
-        if self.greedy:
-            probs = jax.nn.one_hot(learner.head.mode(logp), logp.shape[-1], dtype=jnp.float32)
-        else:
-            probs = jnp.exp(logp)
-        probs = jnp.where(mask, probs, 0.0)
+        table = learner.action_probabilities(params, full_obs, full_mask, greedy=self.greedy)
+        probs = jnp.where(mask, table[jnp.arange(b), agent], 0.0)  # [I, A]
         total = probs.sum(-1, keepdims=True)
         return jnp.where(total > 0, probs / jnp.maximum(total, 1e-30), probs)
 
     def describe(self) -> dict[str, Any]:
-        greedy = self.greedy or isinstance(self.learner, QLearner)
+        greedy = self.greedy or self.learner.always_greedy
         info = {"algo": self.learner.cfg.name, "greedy": greedy}
         if self.snapshot is not None:
             info["snapshot"] = self.snapshot
@@ -372,9 +324,10 @@ class TrainedActor:
 
     def __init__(self, run_dir: str | Path, env: MultiAgentEnv, seed_index: int = 0, greedy: bool = False):
         learner, params = load_trained(run_dir, env, int(seed_index), recurrent=True)
-        if isinstance(learner, QLearner):
+        if "actor" not in params:  # a core without an actor network (value-based)
             raise AlemError(
-                f"{run_dir}: TrainedActor plays PPO-core runs; a value-based run plays as checkpoint:"
+                f"{run_dir}: TrainedActor plays runs with an actor network (PPO core); a "
+                f"{learner.cfg.kind} run plays as checkpoint:"
             )
         self.learner, self.params, self.greedy = learner, params, bool(greedy)
         width = 1 if learner.centralised else learner.n

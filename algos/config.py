@@ -1,6 +1,7 @@
 """The learner configuration: PPO hyperparameters plus the four parts that make a baseline.
 
-Every baseline is a :class:`LearnerConfig` (see :mod:`alem.algos.variants`):
+Every baseline is a :class:`PPOConfig` (see :mod:`alem.algos.variants`; ``LearnerConfig`` is
+its deprecated alias, kept for one release):
 
 - **actor input** (``actor``): ``"local"`` — each agent's own observation, one
   action distribution per agent; ``"joint"`` — one network over all agents'
@@ -33,7 +34,7 @@ from typing import Any, ClassVar
 
 from alem.errors import LearnerConfigError, did_you_mean, require_positive_int
 
-__all__ = ["LearnerConfig", "LearnerConfigError", "RunConfig"]
+__all__ = ["PPOConfig", "LearnerConfig", "LearnerConfigError", "RunConfig"]
 
 
 def _is_int(value: Any) -> bool:
@@ -53,11 +54,18 @@ _CHOICES = {
 
 
 class RunConfig:
-    """What the learner configs (:class:`LearnerConfig`, :class:`~alem.algos.qconfig.QConfig`)
-    share: the update count of a run and building one from a (Hydra) mapping."""
+    """What the learner configs (:class:`PPOConfig`, :class:`~alem.algos.qconfig.QConfig`)
+    share: the update count of a run and building one from a (Hydra) mapping or a preset."""
 
     #: Names the options in the "unknown option" message (e.g. " of the value-based learners").
     options_of: ClassVar[str] = ""
+    #: The core in messages ("PPO", "value-based").
+    kind: ClassVar[str] = ""
+
+    def transfer_refusal(self, roles: Sequence[int]) -> str | None:
+        """Why a trained actor of this configuration (with ``roles``) cannot play another env than
+        its own (another id, team size or map), or None when it can."""
+        return f"it is a {self.kind} run"
 
     @property
     def num_updates(self) -> int:
@@ -86,6 +94,13 @@ class RunConfig:
             return cls(**kwargs)
         except TypeError as e:  # a value of the wrong type compared or converted in __post_init__
             raise LearnerConfigError(f"a learner option has a value of the wrong type: {e}") from None
+
+    @classmethod
+    def from_preset(cls, name: str, preset: Mapping[str, Any], overrides: Mapping[str, Any]) -> Any:
+        """Preset ``name`` (its ``preset`` values) with ``overrides`` over them; an override of
+        None keeps the preset's value (Hydra's unset options are null)."""
+        given = {k: v for k, v in overrides.items() if v is not None}
+        return cls.from_mapping({**preset, **given, "name": name})
 
 
 #: A numeric option's accepted range: ``(low, high, low_closed, high_closed)``; None: unbounded.
@@ -159,7 +174,7 @@ SWEEPABLE = ("lr", "ent_coef", "clip_eps", "gamma", "gae_lambda")
 
 
 @dataclasses.dataclass(frozen=True)
-class LearnerConfig(RunConfig):
+class PPOConfig(RunConfig):
     """Hyperparameters of the PPO core; all static (changing one recompiles)."""
 
     name: str = "ippo"
@@ -237,6 +252,16 @@ class LearnerConfig(RunConfig):
     sweep: tuple[str, ...] = ()
     #: What ``sweep`` may name (:data:`SWEEPABLE`).
     sweepable: ClassVar[tuple[str, ...]] = SWEEPABLE
+    kind: ClassVar[str] = "PPO"
+
+    def transfer_refusal(self, roles: Sequence[int]) -> str | None:
+        """None when the parameters do not depend on the team: one shared role, no agent-id input,
+        local actor and critic (see :meth:`RunConfig.transfer_refusal`)."""
+        if len(set(roles)) != 1 or self.agent_id:
+            return "its agents have their own parameters or an agent-id input"
+        if self.actor != "local" or self.critic != "local":
+            return f"its actor/critic are {self.actor}/{self.critic}, not local (their inputs depend on the team)"
+        return None
 
     def __post_init__(self):
         object.__setattr__(self, "sweep", tuple(self.sweep))  # a list from results.json
@@ -392,3 +417,7 @@ class LearnerConfig(RunConfig):
                 f"num_updates={self.num_updates} updates): use pool_size <= {snapshots}, a smaller "
                 "snapshot_every or a larger total_steps"
             )
+
+
+#: Deprecated alias of :class:`PPOConfig` (the PPO core's name beside ``QConfig``), kept for one release.
+LearnerConfig = PPOConfig

@@ -1,6 +1,7 @@
 """Population play's partners (``algo.partners=<pool>[:split]``): a partner pool's trained actors,
 loaded and checked against the learner, stacked for the PPO core's fixed pool
-(:mod:`alem.algos.selfplay`). Called by the training command before anything is written."""
+(:mod:`alem.algos.selfplay`). Called by ``alem.algos.make_learner(..., partners=...)`` (the
+training command's learner) before anything is written."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import jax.numpy as jnp
 import alem
 from alem.algos.checkpoint_player import CheckpointPlayer
 from alem.algos.config import LearnerConfigError
-from alem.algos.ppo import Learner, make_learner
+from alem.algos.ppo import make_ppo_learner
 
 __all__ = ["partner_actors", "with_id_inputs"]
 
@@ -26,7 +27,7 @@ def partner_actors(lcfg: Any, env: alem.MultiAgentEnv) -> tuple[Any, Any]:
 
     arg = lcfg.partners
     where = f"algo.partners={arg}"
-    make_learner(env, lcfg)  # the learner fits the env before the pool is read
+    make_ppo_learner(env, lcfg)  # the learner fits the env before the pool is read
     pool = read_pool(arg if arg.rpartition(":")[2] in SPLITS else f"{arg}:train", env, option="algo.partners")
     trained = [p for p in pool.partners if p.spec.partition(":")[0] == "checkpoint"]
     scripted = [p.name for p in pool.partners if p not in trained]
@@ -42,7 +43,7 @@ def partner_actors(lcfg: Any, env: alem.MultiAgentEnv) -> tuple[Any, Any]:
             flush=True,
         )
     lcfg = dataclasses.replace(lcfg, pool_size=len(trained))
-    template = jax.eval_shape(make_learner(env, lcfg).init, jax.random.key(0)).params["actor"]
+    template = jax.eval_shape(make_ppo_learner(env, lcfg).init, jax.random.key(0)).params["actor"]
     actors = []
     for partner in trained:
         rest = partner.spec.partition(":")[2]
@@ -51,7 +52,7 @@ def partner_actors(lcfg: Any, env: alem.MultiAgentEnv) -> tuple[Any, Any]:
         except (alem.AlemError, TypeError) as e:
             raise LearnerConfigError(f"{where}: partner {partner.name!r}: {e}") from None
         learner, params = player.learner, player.params
-        actor = params["actor"] if isinstance(learner, Learner) else None
+        actor = params.get("actor")  # None: a core without an actor (value-based)
         if actor is not None and lcfg.agent_id and not learner.cfg.agent_id:
             actor = with_id_inputs(actor, template, env.num_agents)
         if actor is None or _shapes(actor) != _shapes(template):

@@ -1,7 +1,7 @@
 """The PPO core every alem learner is a configuration of.
 
-PureJaxRL style: a :class:`Learner` is built once from an env and a
-:class:`~alem.algos.config.LearnerConfig`; ``init(key)`` and ``update(state)``
+PureJaxRL style: a :class:`PPOLearner` is built once from an env and a
+:class:`~alem.algos.config.PPOConfig`; ``init(key)`` and ``update(state)``
 are pure functions, so a whole run is ``lax.scan`` over updates and many seeds
 are one ``vmap``. One update:
 
@@ -29,11 +29,11 @@ Self-play with an opponent pool (``cfg.selfplay != "off"``, two-player zero-sum 
 env, the learner's seat and the opponent's slot, drawn at each episode start. The opponent
 seat's actions come from its snapshot (a per-env gather of the pool, vmapped over envs), and
 every loss term, the advantage normalisation and the value statistics weight only the
-learner seat's units (``Batch.seat_w``). ``cfg.selfplay_random`` seats the uniform-random
+learner seat's units (``PPOBatch.seat_w``). ``cfg.selfplay_random`` seats the uniform-random
 player (slot -2) in that share of episodes, with or without a pool.
 Population play (``cfg.partners``, cooperative envs): the same machinery with a fixed pool of
-trained partners (a partner manifest's train split, loaded by the training command into
-``partner_actor``): per env, at each episode start, the learner's seat and a partner drawn
+trained partners (a partner manifest's train split, loaded by
+``alem.algos.make_learner(..., partners=...)`` into ``partner_actor``): per env, at each episode start, the learner's seat and a partner drawn
 uniformly; the partner plays every other seat and nothing is added to the pool.
 
 What the variants change lives next to this core, not inside it: the agent -> unit layout of
@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any
+from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -56,7 +56,7 @@ import optax
 
 from alem.algos import selfplay as sp
 from alem.algos.compat import check_fits, check_roles
-from alem.algos.config import LearnerConfig
+from alem.algos.config import LearnerConfigError, PPOConfig
 from alem.algos.dpo import adapt_penalties
 from alem.algos.gae import gae
 from alem.algos.happo import sequential_update
@@ -69,33 +69,31 @@ from alem.algos.losses import (
     weighted_mean,
 )
 from alem.algos.sharing import resolve_roles
-from alem.algos.state import Batch, LearnerState, ValueNorm
+from alem.algos.state import PPOBatch, PPOState, ValueNorm
 from alem.algos.units import UnitLayout
 from alem.core import MultiAgentEnv
 from alem.rollout import episode_totals
 from alem.wrappers import BatchedAutoReset, EpisodeStats
 
-__all__ = ["Learner", "make_learner"]
+__all__ = ["PPOLearner", "make_ppo_learner", "Learner", "make_learner"]
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class Learner(UnitLayout, sp.SelfPlayMatches):
+class PPOLearner(UnitLayout, sp.SelfPlayMatches):
     """A compiled-once PPO learner for one env and one config (see the module docstring)."""
 
     env: MultiAgentEnv  # EpisodeStats(raw env), one env
-    cfg: LearnerConfig
+    cfg: PPOConfig
     roles: np.ndarray  # role (parameter set) per unit, [M]
     num_roles: int
     batch: BatchedAutoReset  # the num_envs copies of ``env``, auto-reset
-    #: ``cfg.partners``: the partners' actors stacked ``[K, R, ...]``, loaded by the training
-    #: command; None (a template, e.g. to restore a checkpoint, which holds the pool) fills the
-    #: pool with copies of the learner's own initial actor.
+    #: ``cfg.partners``: the partners' actors stacked ``[K, R, ...]``, loaded by
+    #: ``make_learner(..., partners=...)``; None (a template, e.g. to restore a checkpoint,
+    #: which holds the pool) fills the pool with copies of the learner's own initial actor.
     partner_actor: Any = None
 
     # ------------------------------------------------------------------ init
-    def init(
-        self, key: jax.Array, env_params: Any = None, hyper: dict[str, Any] | None = None
-    ) -> LearnerState:
+    def init(self, key: jax.Array, env_params: Any = None, hyper: dict[str, Any] | None = None) -> PPOState:
         """A fresh state; ``hyper``: this row's values of the swept knobs (``cfg.sweep``; the
         config's own values where not given)."""
         c = self.cfg
@@ -131,7 +129,7 @@ class Learner(UnitLayout, sp.SelfPlayMatches):
             elif self.has_pool:
                 pool = sp.init_pool(params["actor"], c.pool_size)
             match = self._draw_matches(pool, k_match, c.num_envs)
-        return LearnerState(
+        return PPOState(
             params,
             opt_state,
             env_state,
@@ -147,7 +145,7 @@ class Learner(UnitLayout, sp.SelfPlayMatches):
             {k: jnp.asarray((hyper or {}).get(k, getattr(c, k)), jnp.float32) for k in c.sweep} or None,
         )
 
-    def knob(self, state: LearnerState, name: str) -> Any:
+    def knob(self, state: PPOState, name: str) -> Any:
         """Knob ``name`` of the row ``state`` belongs to: the swept value, else the config's."""
         return state.hyper[name] if name in self.cfg.sweep else getattr(self.cfg, name)
 
@@ -178,6 +176,38 @@ class Learner(UnitLayout, sp.SelfPlayMatches):
         dist_actions = self.head.mode(logp_table) if greedy else self.head.sample(key, logp_table)
         return h, self.env_actions(dist_actions), dist_actions, logp_table
 
+    # ------------------------------------------------------------------ playing a trained run
+    #: A trained run samples its actions unless asked for the mode (the value-based core: always greedy).
+    always_greedy: ClassVar[bool] = False
+
+    def play_actions(self, params, obs, mask, key, greedy: bool = False) -> jax.Array:
+        """int ``[B, N]``: a feed-forward actor's actions for a batch of envs from a zero hidden
+        state (:mod:`alem.algos.checkpoint_player`); sampled, or the mode with ``greedy``."""
+        b = obs.shape[0]
+        hidden = self.actor_net.initial_hidden((b, 1 if self.centralised else self.n))
+        none = jnp.zeros((b, 0), jnp.float32)
+        _, actions, _, _ = self.act(params, hidden, obs, none, mask, jnp.ones((b,), bool), key, greedy)
+        return actions
+
+    def check_action_probabilities(self) -> None:
+        """Refuse :meth:`action_probabilities` where an agent's probabilities are not a row of its own."""
+        if self.centralised or self.head.continuous:
+            raise LearnerConfigError(
+                f"action_probs needs a decentralised categorical actor, not actor={self.cfg.actor}"
+                + (" with continuous actions" if self.head.continuous else "")
+            )
+
+    def action_probabilities(self, params, obs, mask, greedy: bool = False) -> jax.Array:
+        """float32 ``[B, N, A]``: each agent's probability of each action in a batch of envs, from
+        a zero hidden state; all of it on the actor's mode with ``greedy``."""
+        b = obs.shape[0]
+        hidden = self.actor_net.initial_hidden((b, self.n))
+        none, starts = jnp.zeros((b, 0), jnp.float32), jnp.ones((b,), bool)
+        _, _, _, logp = self.act(params, hidden, obs, none, mask, starts, jax.random.key(0), greedy)
+        if greedy:
+            return jax.nn.one_hot(self.head.mode(logp), logp.shape[-1], dtype=jnp.float32)
+        return jnp.exp(logp)
+
     def values(self, params, hidden, critic_in, resets, value_norm: ValueNorm):
         h, out = self._apply(self.critic_net, params["critic"], hidden, critic_in[None], resets[None])
         raw = out[0, ..., 0]
@@ -187,10 +217,10 @@ class Learner(UnitLayout, sp.SelfPlayMatches):
         return h, raw, raw
 
     # ------------------------------------------------------------------ one update
-    def rollout(self, state: LearnerState, env_params: Any) -> tuple[LearnerState, Batch, dict]:
+    def rollout(self, state: PPOState, env_params: Any) -> tuple[PPOState, PPOBatch, dict]:
         c = self.cfg
 
-        def step(carry: LearnerState, key):
+        def step(carry: PPOState, key):
             k_act, k_env = jax.random.split(key)
             ts = carry.timestep
             gstate = self._global_state(carry.env_state, env_params)
@@ -225,7 +255,7 @@ class Learner(UnitLayout, sp.SelfPlayMatches):
             else:  # the default: a truncation ends the return like a termination
                 final_v, truncated = jnp.zeros_like(v), jnp.zeros_like(done)
             stats = episode_totals(ts2.info)
-            batch = Batch(
+            batch = PPOBatch(
                 obs=ts.obs,
                 gstate=gstate,
                 mask=ts.action_mask,
@@ -257,14 +287,14 @@ class Learner(UnitLayout, sp.SelfPlayMatches):
         stats = jax.tree.map(lambda x: x.sum(0), stats)
         return state.replace(key=key), batch, {"hidden0": hidden0, **stats}
 
-    def evaluation_rollout(self, state: LearnerState, env_params: Any) -> tuple[LearnerState, Batch, dict]:
+    def evaluation_rollout(self, state: PPOState, env_params: Any) -> tuple[PPOState, PPOBatch, dict]:
         """The final evaluation's rollout: PPO plays its stochastic policy, as in training."""
         return self.rollout(state, env_params)
 
     def loss(
         self,
         params,
-        mb: Batch,
+        mb: PPOBatch,
         h0,
         adv,
         targets,
@@ -344,7 +374,7 @@ class Learner(UnitLayout, sp.SelfPlayMatches):
         return linear_coef(update, c.ent_coef if start is None else start, c.ent_coef_end, c.num_updates)
 
     def optimise(
-        self, state: LearnerState, batch, hidden0, adv, targets, agent_w, role_mask, key, normalize=True
+        self, state: PPOState, batch, hidden0, adv, targets, agent_w, role_mask, key, normalize=True
     ):
         """Epochs x minibatches of gradient steps on the roles in ``role_mask``; ``agent_w`` weights units."""
         c = self.cfg
@@ -386,7 +416,7 @@ class Learner(UnitLayout, sp.SelfPlayMatches):
         )
         return state.replace(params=params, opt_state=opt_state), jax.tree.map(jnp.mean, metrics)
 
-    def unit_ratio_and_kl(self, params, batch: Batch, hidden0):
+    def unit_ratio_and_kl(self, params, batch: PPOBatch, hidden0):
         a_in, _ = self.inputs(batch.obs, batch.gstate)
         _, out = self._apply(self.actor_net, params["actor"], hidden0["actor"], a_in, batch.resets)
         logp, old, kl, _ = self.unit_terms(
@@ -394,7 +424,7 @@ class Learner(UnitLayout, sp.SelfPlayMatches):
         )
         return jnp.exp(logp - old), kl
 
-    def advantages(self, state: LearnerState, batch: Batch, env_params: Any) -> tuple[jax.Array, jax.Array]:
+    def advantages(self, state: PPOState, batch: PPOBatch, env_params: Any) -> tuple[jax.Array, jax.Array]:
         """GAE advantages and value targets of a rollout ``batch``, ``state`` being the learner's
         state after it (its critic values the observation after the last step)."""
         gstate = self._global_state(state.env_state, env_params)
@@ -411,7 +441,7 @@ class Learner(UnitLayout, sp.SelfPlayMatches):
             batch.final_value,
         )
 
-    def update(self, state: LearnerState, env_params: Any = None) -> tuple[LearnerState, dict]:
+    def update(self, state: PPOState, env_params: Any = None) -> tuple[PPOState, dict]:
         """One PPO iteration (rollout, GAE, optimisation); pure and jittable."""
         c = self.cfg
         env_params = self.env.default_params if env_params is None else env_params
@@ -443,16 +473,26 @@ class Learner(UnitLayout, sp.SelfPlayMatches):
             state = self._after_update(state, env_params)
         return state, {**roll, **metrics, **sp_metrics, **anneal}
 
-    def run(self, state: LearnerState, num_updates: int, env_params: Any = None) -> tuple[LearnerState, dict]:
+    def run(self, state: PPOState, num_updates: int, env_params: Any = None) -> tuple[PPOState, dict]:
         """``num_updates`` updates by ``lax.scan``; metrics stacked ``[num_updates, ...]``."""
         return jax.lax.scan(lambda s, _: self.update(s, env_params), state, None, length=num_updates)
 
 
-def make_learner(env: MultiAgentEnv, cfg: LearnerConfig, roles: np.ndarray | None = None) -> Learner:
-    """Check that ``cfg`` fits ``env`` and build the :class:`Learner` (before anything compiles)."""
+def make_ppo_learner(
+    env: MultiAgentEnv, cfg: PPOConfig, roles: np.ndarray | None = None, partner_actor: Any = None
+) -> PPOLearner:
+    """Check that ``cfg`` fits ``env`` and build the :class:`PPOLearner` (before anything compiles);
+    ``partner_actor``: population play's loaded partners (:attr:`PPOLearner.partner_actor`).
+    :func:`alem.algos.make_learner` builds any registered learner by name or config."""
     check_fits(env, cfg)
     roles = resolve_roles(env, cfg) if roles is None else np.asarray(roles, np.int32)
     check_roles(env, cfg, roles)
     wrapped = EpisodeStats(env)
     batch = BatchedAutoReset(wrapped, cfg.num_envs, cfg.resets_per_step or None)
-    return Learner(env=wrapped, cfg=cfg, roles=roles, num_roles=int(roles.max()) + 1, batch=batch)
+    num_roles = int(roles.max()) + 1
+    return PPOLearner(wrapped, cfg, roles, num_roles, batch, partner_actor)
+
+
+#: Deprecated aliases of :class:`PPOLearner` and :func:`make_ppo_learner`, kept for one release.
+Learner = PPOLearner
+make_learner = make_ppo_learner

@@ -42,6 +42,7 @@ class QConfig(RunConfig):
     """Hyperparameters of the value-based core; all static (changing one recompiles)."""
 
     options_of: ClassVar[str] = " of the value-based learners"
+    kind: ClassVar[str] = "value-based"
 
     name: str = "pqn"
     mixer: str = "none"  # none (independent) | vdn | qmix
@@ -101,7 +102,7 @@ class QConfig(RunConfig):
 
     def unread(self) -> dict[str, str]:
         """The options this configuration never reads, each with the setting that would read it
-        (as :meth:`LearnerConfig.unread <alem.algos.config.LearnerConfig.unread>`)."""
+        (as :meth:`PPOConfig.unread <alem.algos.config.PPOConfig.unread>`)."""
         replay_only = ("buffer_size", "batch_size", "learning_starts", "train_steps", "target_every", "tau")
         return unread_groups(
             (not self.replay, replay_only, "algo.replay=true (vdn, qmix, iql)"),
@@ -192,8 +193,8 @@ Q_VARIANTS: dict[str, dict[str, Any]] = {
 
 
 def make_q_config(name: str, **overrides: Any) -> QConfig:
-    """The preset ``name`` with ``overrides`` applied (None is ignored)."""
-    overrides = {k: v for k, v in overrides.items() if v is not None}
+    """The preset ``name`` with ``overrides`` applied (None is ignored); any learner's:
+    :func:`alem.algos.make_config`."""
     if name not in Q_VARIANTS:
         raise LearnerConfigError(f"unknown value-based learner {name!r}{did_you_mean(name, Q_VARIANTS)}")
-    return QConfig.from_mapping({**Q_VARIANTS[name], **overrides, "name": name})
+    return QConfig.from_preset(name, Q_VARIANTS[name], overrides)

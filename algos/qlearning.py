@@ -267,6 +267,26 @@ class QLearner:
         h, q = self.q_values(params, hidden, obs[None], resets[None])
         return h, epsilon_greedy(key, q[0], mask, jnp.float32(epsilon))
 
+    # ------------------------------------------------------------------ playing a trained run
+    #: A trained value-based run plays its greedy legal action (``greedy`` below is ignored).
+    always_greedy: ClassVar[bool] = True
+
+    def play_actions(self, params, obs, mask, key, greedy: bool = True) -> jax.Array:
+        """int ``[B, N]``: the greedy legal actions for a batch of envs from a zero hidden state."""
+        b = obs.shape[0]
+        hidden = self.q_net.initial_hidden((b, self.n))
+        return self.act(params, hidden, obs, mask, jnp.ones((b,), bool), key)[1]
+
+    def check_action_probabilities(self) -> None:
+        """Every value-based learner has them (see :meth:`action_probabilities`)."""
+
+    def action_probabilities(self, params, obs, mask, greedy: bool = True) -> jax.Array:
+        """float32 ``[B, N, A]``: all of each agent's probability on its best legal action."""
+        b = obs.shape[0]
+        hidden = self.q_net.initial_hidden((b, self.n))
+        _, q = self.q_values(params, hidden, obs[None], jnp.ones((1, b), bool))
+        return jax.nn.one_hot(masked_argmax(q[0], mask), mask.shape[-1], dtype=jnp.float32)
+
     # ------------------------------------------------------------------ PQN
     def pqn_targets(self, params, steps: Steps, last_hidden, last_ts, last_resets) -> jax.Array:
         """Q(lambda) returns ``[T, E(, N)]`` of a rollout under ``params`` (the network that acted).

@@ -1,5 +1,6 @@
-"""What the PPO core carries between updates (:class:`LearnerState`, the value normaliser) and
-hands from a rollout to the update (:class:`Batch`)."""
+"""What the PPO core carries between updates (:class:`PPOState`, the value normaliser) and
+hands from a rollout to the update (:class:`PPOBatch`). ``LearnerState`` and ``Batch`` are their
+deprecated aliases, kept for one release."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import jax.numpy as jnp
 
 from alem import struct
 
-__all__ = ["ValueNorm", "LearnerState", "Batch"]
+__all__ = ["ValueNorm", "PPOState", "PPOBatch", "LearnerState", "Batch"]
 
 
 @struct.dataclass
@@ -43,7 +44,9 @@ class ValueNorm:
 
 
 @struct.dataclass
-class LearnerState:
+class PPOState:
+    """The PPO core's state between updates (the value-based core's is :class:`~alem.algos.qlearning.QState`)."""
+
     params: Any  # {"actor": [K, ...], "critic": [K, ...]}
     opt_state: Any  # per role: leading axis K
     env_state: Any  # batched [E]
@@ -56,7 +59,7 @@ class LearnerState:
     update: jax.Array  # int32 [] updates done
     pool: Any = None  # self-play only: the opponent pool (alem.algos.selfplay.Pool)
     match: Any = None  # self-play only: {"seat": int32 [E], "slot": int32 [E]} of each env's episode
-    hyper: Any = None  # a vmapped sweep only: {knob: float32 []} of this row (LearnerConfig.sweep)
+    hyper: Any = None  # a vmapped sweep only: {knob: float32 []} of this row (PPOConfig.sweep)
 
     #: Fields with the env batch as their leading axis: a data-parallel run splits them over
     #: devices and replicates the rest (:func:`alem.training.shard_state`).
@@ -64,8 +67,8 @@ class LearnerState:
 
 
 @struct.dataclass
-class Batch:
-    """One rollout, time-major ``[T, E, ...]``."""
+class PPOBatch:
+    """One PPO rollout, time-major ``[T, E, ...]``."""
 
     obs: jax.Array
     gstate: jax.Array
@@ -84,3 +87,8 @@ class Batch:
     final_value: jax.Array  # [T, E, M]
     resets: jax.Array  # [T, E]
     seat_w: Any = None  # self-play only: float [T, E, M], 1 on the learner's units (its seat; both vs itself)
+
+
+#: Deprecated aliases of :class:`PPOState` and :class:`PPOBatch`, kept for one release.
+LearnerState = PPOState
+Batch = PPOBatch

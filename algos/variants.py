@@ -1,4 +1,5 @@
-"""The named baselines: each is a :class:`LearnerConfig` preset of the one PPO core.
+"""The named baselines: each is a :class:`PPOConfig` preset of the one PPO core (the table of
+every learner, PPO and value-based: :mod:`alem.algos.registry`).
 
 | name        | actor          | critic          | sharing        | objective / order       |
 |-------------|----------------|-----------------|----------------|-------------------------|
@@ -17,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from alem.algos.config import LearnerConfig, LearnerConfigError
+from alem.algos.config import LearnerConfigError, PPOConfig
 from alem.errors import did_you_mean
 
 __all__ = ["VARIANTS", "make_config", "hydra_options"]
@@ -34,19 +35,19 @@ VARIANTS: dict[str, dict[str, Any]] = {
 }
 
 
-def hydra_options(config: type = LearnerConfig) -> dict[str, None]:
-    """Every tunable field of ``config`` (``LearnerConfig``, ``QConfig``) set to None ("use the
+def hydra_options(config: type = PPOConfig) -> dict[str, None]:
+    """Every tunable field of ``config`` (``PPOConfig``, ``QConfig``) set to None ("use the
     preset"), for Hydra's algo group. With these keys present, ``algo.<field>=value`` overrides
     work without ``+``.
     """
     return {f.name: None for f in dataclasses.fields(config) if f.name != "name"}
 
 
-def make_config(name: str, **overrides: Any) -> LearnerConfig:
-    """The preset ``name`` with ``overrides`` applied (a ``LearnerConfig`` field each; None is ignored)."""
-    overrides = {k: v for k, v in overrides.items() if v is not None}
+def make_config(name: str, **overrides: Any) -> PPOConfig:
+    """The PPO preset ``name`` with ``overrides`` applied (a ``PPOConfig`` field each; None is
+    ignored); any learner's, PPO or value-based: :func:`alem.algos.make_config`."""
     if name not in VARIANTS:
         raise LearnerConfigError(
-            f"unknown learner {name!r}{did_you_mean(name, VARIANTS)}; known: {sorted(VARIANTS)}"
+            f"unknown PPO learner {name!r}{did_you_mean(name, VARIANTS)}; known: {sorted(VARIANTS)}"
         )
-    return LearnerConfig.from_mapping({**VARIANTS[name], **overrides, "name": name})
+    return PPOConfig.from_preset(name, VARIANTS[name], overrides)

@@ -26,7 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import alem
-from alem.algos import make_config, make_learner
+from alem.algos import make_learner
 from alem.algos.losses import dpo_surrogate
 
 CONFIG = dict(num_envs=16, num_steps=128, update_epochs=4, num_minibatches=4, lr=5e-4, total_steps=614400)
@@ -87,8 +87,8 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     a = p.parse_args()
     env = alem.make(a.env)
-    dpo = make_learner(env, make_config("dpo", **CONFIG))
-    ippo = make_learner(env, make_config("ippo", **CONFIG))
+    dpo = make_learner("dpo", env, **CONFIG)
+    ippo = make_learner("ippo", env, **CONFIG)
     trace = jax.jit(lambda s, k: trace_update(dpo, ippo, s, k))
     run = jax.jit(dpo.run, static_argnums=1)
     state = dpo.init(jax.random.key(a.seed))

@@ -110,11 +110,14 @@ def learner_options(task: Mapping[str, Any], algo: str) -> tuple[dict[str, Any],
     set per core or preset, so that every algorithm is evaluated at the same env steps even when
     its updates are of another size.
     """
-    block = "q_learner" if algo in Q_ALGOS else "learner"
+    from alem.algos import learner_entry
+
+    entry = learner_entry(algo)  # the learner table: which core, so which block of options
+    block = "q_learner" if entry.core == "q" else "learner"
     if block not in task:
         raise SystemExit(
             f"reference_results: task {task['name']} has no `{block}:` block for {algo}; "
-            f"add the options of the {'value-based' if algo in Q_ALGOS else 'PPO'} learners to its config"
+            f"add the options of the {entry.kind} learners to its config"
         )
     options = {**task[block], **(task.get("presets") or {}).get(algo, {})}
     interval = int(options.pop("eval_interval", task["eval_interval"]))
@@ -179,15 +182,14 @@ def train_cell(task: Mapping[str, Any], algo: str) -> dict[str, Any]:
 
     import jax
 
-    from alem.algos import make_config, make_learner, make_q_config, make_q_learner
+    from alem.algos import make_learner
     from alem.cli import make_env
     from alem.training import eval_keys, final_evaluation, policy_evaluator, seed_keys
 
     env = make_env(task["env"])
     options, interval = learner_options(task, algo)
-    value_based = algo in Q_ALGOS
-    lcfg = (make_q_config if value_based else make_config)(algo, **options)
-    learner = (make_q_learner if value_based else make_learner)(env, lcfg)
+    learner = make_learner(algo, env, **options)  # the learner table picks the core
+    lcfg = learner.cfg
     num_seeds = task["num_seeds"]
     num_chunks = lcfg.num_updates // interval
     per_update = lcfg.num_envs * lcfg.num_steps

@@ -47,14 +47,14 @@ import numpy as np
 
 import alem
 from alem.algos import make_config, make_learner
-from alem.algos.config import LearnerConfig
+from alem.algos.config import PPOConfig
 from benchmarks.harness import machine, positive_int, timed
 
 ENV_ID = "mpe/simple_spread-v0"
 JAXMARL_ENV = "MPE_simple_spread_v3"
 CONFIG_NAME = "ippo_ff_mpe.yaml"
 
-#: JaxMARL config key -> alem LearnerConfig field (same meaning; see docs/guide/training.md).
+#: JaxMARL config key -> alem PPOConfig field (same meaning; see docs/guide/training.md).
 MATCHED = {
     "LR": "lr",
     "NUM_ENVS": "num_envs",
@@ -109,7 +109,7 @@ def load_jaxmarl_config(script: Path, total_steps: int, seeds: int) -> dict[str,
     return {**cfg, "TOTAL_TIMESTEPS": total_steps, "NUM_SEEDS": seeds, "WANDB_MODE": "disabled"}
 
 
-def alem_config(jcfg: dict[str, Any], **overrides: Any) -> LearnerConfig:
+def alem_config(jcfg: dict[str, Any], **overrides: Any) -> PPOConfig:
     """alem's IPPO preset with every hyperparameter JaxMARL's config sets (64-64 layers in both)."""
     fields = {ours: jcfg[theirs] for theirs, ours in MATCHED.items()}
     return make_config(
@@ -123,7 +123,7 @@ def _updates(jcfg: dict[str, Any]) -> int:
 
 def prepare_alem(
     jcfg: dict[str, Any], seeds: int, **overrides: Any
-) -> tuple[Callable[[], Any], float, LearnerConfig]:
+) -> tuple[Callable[[], Any], float, PPOConfig]:
     """Compiled ``run() -> (state, metrics)`` of alem IPPO over ``seeds`` vmapped seeds; compile seconds."""
     cfg = alem_config(jcfg, **overrides)
     learner = make_learner(alem.make(ENV_ID), cfg)
@@ -274,12 +274,10 @@ def load_jaxmarl_q_config(script: Path, total_steps: int, seeds: int, algo: str)
 
 def alem_q_config(jcfg: dict[str, Any], algo: str) -> Any:
     """alem's preset with every hyperparameter JaxMARL's config sets (and what its code fixes)."""
-    from alem.algos import make_q_config
-
     comp = Q_COMPARISONS[algo]
     fields = {ours: jcfg[theirs] for theirs, ours in comp.matched.items()}
     hidden = (int(jcfg["HIDDEN_SIZE"]),) * int(jcfg.get("NUM_LAYERS", 2))
-    return make_q_config(
+    return make_config(
         comp.preset,
         **fields,
         **comp.converted(jcfg),
@@ -291,12 +289,11 @@ def alem_q_config(jcfg: dict[str, Any], algo: str) -> Any:
 
 def prepare_alem_q(jcfg: dict[str, Any], seeds: int, algo: str) -> tuple[Callable[[], Any], float, Callable]:
     """Compiled alem value-based training over ``seeds`` seeds, and its greedy evaluation (untimed)."""
-    from alem.algos import make_q_learner
     from alem.training.evaluation import policy_evaluator
 
     cfg = alem_q_config(jcfg, algo)
     env = alem.make(ENV_ID)
-    learner = make_q_learner(env, cfg)
+    learner = make_learner(env, cfg)
     keys = jax.vmap(jax.random.key)(jnp.arange(seeds))
     fn = jax.jit(jax.vmap(lambda k: learner.run(learner.init(k), _updates(jcfg))))
     compile_s, compiled = timed(lambda: fn.lower(keys).compile())

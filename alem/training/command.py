@@ -7,9 +7,10 @@ package ``alem.configs``, so it works from a wheel). It reads top to bottom in t
 
 1. **Config**: a new run's config, or a resumed run's saved config with the overrides a
    resume may apply (:func:`_resumed_config`).
-2. **Plan**: the env and the learner (``algo=random`` or a PPO-core preset of
-   :data:`alem.algos.VARIANTS`) with its :class:`~alem.training.Schedule`; every value is
-   checked here, before anything is written or compiled.
+2. **Plan**: the env and the learner (``algo=random`` or a learner of the table
+   :data:`alem.algos.LEARNERS`: a PPO or value-based preset) with its
+   :class:`~alem.training.Schedule`; every value is checked here, before anything is written
+   or compiled.
 3. **Run directory**: claimed (a new run refuses a directory that holds anything), wandb
    started, ``config.yaml`` written.
 4. **Training**: :func:`alem.training.train`, the one loop, with console progress,
@@ -89,7 +90,7 @@ class Plan:
     learner: Any
     schedule: Schedule
     mesh: Any = None
-    lcfg: Any = None  # LearnerConfig of a PPO-core learner (None for the random baseline)
+    lcfg: Any = None  # the learner's config (PPOConfig, QConfig; None for the random baseline)
     eval_steps: int | None = None
     sweep: Sweep | None = None  # sweep.*: the configurations vmapped beside the seeds
 
@@ -120,19 +121,16 @@ def _plan_random(cfg: DictConfig, env: alem.MultiAgentEnv) -> Plan:
 
 
 def _plan_learner(cfg: DictConfig, env: alem.MultiAgentEnv) -> Plan:
-    """A PPO-core preset (:data:`alem.algos.VARIANTS`) or a value-based one (:data:`alem.algos.Q_VARIANTS`)."""
-    from alem.algos import Q_VARIANTS, make_config, make_learner, make_q_config, make_q_learner
+    """A learner of the table :data:`alem.algos.LEARNERS` (a PPO or a value-based preset)."""
+    from alem.algos import make_config, make_learner
     from alem.algos.config import LearnerConfigError
-    from alem.algos.population import partner_actors
-
-    value_based = cfg.algo.name in Q_VARIANTS
 
     num_seeds = _positive(cfg, "num_seeds")
     seed = _check_seed(cfg, num_seeds)
     chunk_updates = _positive(cfg, "chunk_updates")
     options = {k: v for k, v in OmegaConf.to_container(cfg.algo, resolve=True).items() if k != "name"}
     try:
-        lcfg = (make_q_config if value_based else make_config)(cfg.algo.name, **options)
+        lcfg = make_config(cfg.algo.name, **options)
         chunk_updates = min(chunk_updates, lcfg.num_updates)
         num_chunks = -(-lcfg.num_updates // chunk_updates)
         per_update = lcfg.num_envs * lcfg.num_steps
@@ -141,12 +139,9 @@ def _plan_learner(cfg: DictConfig, env: alem.MultiAgentEnv) -> Plan:
         sweep = parse_sweep(cfg.get("sweep"), lcfg)
         if sweep is not None:
             lcfg = dataclasses.replace(lcfg, sweep=tuple(sweep.knobs))
-        partners = None
-        if not value_based and lcfg.partners is not None:
-            lcfg, partners = partner_actors(lcfg, env)
-        learner = (make_q_learner if value_based else make_learner)(env, lcfg)
-        if partners is not None:
-            learner = dataclasses.replace(learner, partner_actor=partners)
+        # population play's partners (algo.partners) are loaded with the learner, which sizes the pool
+        learner = make_learner(env, lcfg, partners=getattr(lcfg, "partners", None))
+        lcfg = learner.cfg
     except LearnerConfigError as e:
         raise ConfigError(str(e)) from None
     mesh = device_mesh(cfg)
@@ -211,11 +206,11 @@ def plan(cfg: DictConfig, env: alem.MultiAgentEnv) -> Plan:
 
     Nothing is written or compiled; every value that could only fail later is refused here.
     """
-    from alem.algos import Q_VARIANTS, VARIANTS
+    from alem.algos import LEARNERS
 
     algo_name = cfg.algo.get("name") if isinstance(cfg.get("algo"), DictConfig) else None
-    if algo_name != "random" and algo_name not in VARIANTS and algo_name not in Q_VARIANTS:
-        known = sorted(["random", *VARIANTS, *Q_VARIANTS])
+    if algo_name != "random" and algo_name not in LEARNERS:
+        known = sorted(["random", *LEARNERS])
         raise ConfigError(f"unknown algorithm {algo_name!r}; available: {known}")
     mode = cfg.wandb.get("mode") if isinstance(cfg.get("wandb"), DictConfig) else "disabled"
     if mode not in WANDB_MODES:
