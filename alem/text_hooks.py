@@ -4,7 +4,7 @@ An env opts in by listing :class:`TextHooks` before the base class::
 
     class MyGame(TextHooks, MultiAgentEnv):
         def rules_text(self, params=None, agent=0): ...
-        def render_text(self, state, agent=None, params=None): ...
+        def render_text(self, state, agent=None, params=None, *, moves=True): ...
         def action_names(self, agent=0): ...
 
 An env can also declare a relabelable vocabulary (:meth:`TextHooks.text_vocabulary`: the game's
@@ -160,8 +160,17 @@ class TextHooks:
         found = re.match(r"(.+?[.!?])(?=\s|$)", text, re.DOTALL)
         return " ".join((found.group(1) if found else text).split())
 
-    def render_text(self, state: Any, agent: int | None = None, params: Any = None) -> str:
-        """One (unbatched) ``state`` as text, as ``agent`` sees it (``None``: everything)."""
+    def render_text(
+        self, state: Any, agent: int | None = None, params: Any = None, *, moves: bool = True
+    ) -> str:
+        """One (unbatched) ``state`` as text, as ``agent`` sees it (``None``: everything).
+
+        ``moves=False`` leaves out what the view says about the moves ``agent`` may make now
+        (Kuhn poker's "pass (check) or bet (1 chip)"), keeping the state and whose turn it is:
+        the view of ``llm.legal_moves=none``. A view that names no available moves ignores it;
+        every text env takes it (:class:`~alem.text.llm.prompts.PromptMode` refuses one that
+        does not).
+        """
         raise NotImplementedError(f"{self.id} has no text rendering")
 
     def to_json(self, state: Any, agent: int, params: Any = None) -> dict[str, Any]:

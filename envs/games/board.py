@@ -312,7 +312,10 @@ class BoardGame(TextHooks, MultiAgentEnv[BoardState, BoardParams]):
             "winner": (side(w) if w >= 0 else "draw") if over else None,
         }
 
-    def render_text(self, state: BoardState, agent: int | None = None, params: Any = None) -> str:
+    def render_text(
+        self, state: BoardState, agent: int | None = None, params: Any = None, *, moves: bool = True
+    ) -> str:
+        # the board and whose turn it is; no available moves to leave out
         board = np.asarray(state.board)
         seat, mark = self.labels("seat"), self.labels("piece")
         head = (

@@ -230,7 +230,10 @@ class KuhnPoker(PokerEnv):
             "payoff": float(s.returns[agent]) if bool(s.terminal) else None,
         }
 
-    def render_text(self, state: KuhnState, agent: int | None = None, params: Any = None) -> str:
+    def render_text(
+        self, state: KuhnState, agent: int | None = None, params: Any = None, *, moves: bool = True
+    ) -> str:
+        """``agent``'s view; on its turn it names its options unless ``moves=False``."""
         s = self._host(state)
         n = self.num_players
         (game,), seats, (pass_, bet) = self.labels("game"), self.labels("seat"), self.labels("move")
@@ -249,17 +252,19 @@ class KuhnPoker(PokerEnv):
             + ", ".join(f"{you(i)} {int(s.contrib[i])}" for i in range(n))
             + ")."
         )
-        moves, bet_seen = [], False
+        played, bet_seen = [], False
         for k in range(int(s.num_moves)):
             seat, a = k % n, int(s.history[k])
             word = ("called" if bet_seen else "bet") if a == BET else ("folded" if bet_seen else "checked")
             bet_seen |= a == BET
-            moves.append(f"{you(seat)} {word}")
-        lines.append("Moves so far: " + (", ".join(moves) + "." if moves else "none."))
+            played.append(f"{you(seat)} {word}")
+        lines.append("Moves so far: " + (", ".join(played) + "." if played else "none."))
         if bool(s.terminal):
             lines += self._outcome_lines(s, agent)
         elif agent is None or int(s.player) != agent:
             lines.append(f"Player {seats[int(s.player)]} to act.")
+        elif not moves:
+            lines.append("It is your turn.")
         else:
             opts = (
                 f"{pass_} (fold) or {bet} (call 1 chip)" if bet_seen else f"{pass_} (check) or {bet} (1 chip)"

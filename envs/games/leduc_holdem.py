@@ -239,7 +239,10 @@ class LeducHoldem(PokerEnv):
             "payoff": float(s.returns[agent]) if bool(s.terminal) else None,
         }
 
-    def render_text(self, state: LeducState, agent: int | None = None, params: Any = None) -> str:
+    def render_text(
+        self, state: LeducState, agent: int | None = None, params: Any = None, *, moves: bool = True
+    ) -> str:
+        """``agent``'s view; on its turn it lists its legal actions unless ``moves=False``."""
         s = self._host(state)
         you = lambda i: "you" if i == agent else f"player {i}"
         lines = ["Leduc hold'em."]
@@ -271,6 +274,8 @@ class LeducHoldem(PokerEnv):
             lines += self._outcome_lines(s, agent)
         elif agent is None or int(s.player) != agent:
             lines.append(f"Round {int(s.round) + 1}: player {int(s.player)} to act.")
+        elif not moves:
+            lines.append("It is your turn.")
         else:
             owe = int(s.stakes) - int(s.contrib[agent])
             opts = [f"fold, call ({owe} chip{'s' if owe != 1 else ''})"] if owe > 0 else ["call (check)"]

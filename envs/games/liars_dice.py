@@ -337,9 +337,15 @@ class LiarsDice(TextHooks, MultiAgentEnv[LiarsDiceState, LiarsDiceParams]):
         }
 
     def render_text(
-        self, state: LiarsDiceState, agent: int | None = None, params: LiarsDiceParams | None = None
+        self,
+        state: LiarsDiceState,
+        agent: int | None = None,
+        params: LiarsDiceParams | None = None,
+        *,
+        moves: bool = True,
     ) -> str:
-        """Player ``agent``'s view (its own dice only); ``agent=None`` shows every die."""
+        """Player ``agent``'s view (its own dice only); ``agent=None`` shows every die. It names no
+        available bids, so ``moves`` changes nothing."""
         dice = np.asarray(state.dice)
         taken = np.flatnonzero(np.asarray(state.taken))
         player, loser = int(state.player), int(state.loser)

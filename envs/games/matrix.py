@@ -231,7 +231,10 @@ class RepeatedGame(TextHooks, MultiAgentEnv[RepeatedGameState, Any]):
             "history": [{label(j): self._names[h[j]] for j in self._order[agent]} for h in rounds],
         }
 
-    def render_text(self, state: RepeatedGameState, agent: int | None = None, params: Any = None) -> str:
+    def render_text(
+        self, state: RepeatedGameState, agent: int | None = None, params: Any = None, *, moves: bool = True
+    ) -> str:
+        # past rounds' moves are the history; no available moves to leave out
         params = self.default_params if params is None else params
         rnd = int(state.round)
         hist = np.asarray(state.history)

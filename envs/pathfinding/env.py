@@ -493,8 +493,14 @@ class PathfindingEnv(TextHooks, MultiAgentEnv[PathfindingState, PathfindingParam
         return viewer.json_view(self, state, agent)
 
     def render_text(
-        self, state: PathfindingState, agent: int | None = None, params: PathfindingParams | None = None
+        self,
+        state: PathfindingState,
+        agent: int | None = None,
+        params: PathfindingParams | None = None,
+        *,
+        moves: bool = True,
     ) -> str:
+        # the view names no available moves: ``moves`` changes nothing
         return viewer.render_text(self, state, agent)
 
     # ------------------------------------------------------------------ pixels

@@ -10,8 +10,11 @@ A :class:`PromptMode` chooses how much the prompt gives away:
 
 - ``legal_moves="list"`` names the legal actions every turn (and constrains structured
   output to them); ``"none"`` names only the action vocabulary, once, in the system message,
-  so the model must know which moves are legal: an illegal reply is invalid (re-prompted
-  without a list, then the fallback), as in Kaggle Game Arena's harness.
+  and shows the env's view without what it says about the moves available now
+  (``render_text(..., moves=False)``: Kuhn poker's turn says "It is your turn." without
+  "pass (check) or bet (1 chip)"), so the model must know which moves are legal: an illegal
+  reply is invalid (re-prompted without a list, then the fallback), as in Kaggle Game Arena's
+  harness.
 - ``rules="full"`` tells the rules (:meth:`~alem.text_hooks.TextHooks.rules_text`);
   ``"short"`` only the game and the seat (:meth:`~alem.text_hooks.TextHooks.rules_summary`).
 - ``format="text"`` shows each turn's situation as the env's text view; ``"json"`` as its JSON
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import inspect
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -73,10 +77,32 @@ class PromptMode:
         return self.legal_moves == "list"
 
     def view(self, env: MultiAgentEnv, state: Any, agent: int, params: Any) -> str:
-        """One (unbatched) ``state`` as ``agent``'s turn shows it: text, or its JSON view."""
+        """One (unbatched) ``state`` as ``agent``'s turn shows it: text, or its JSON view. Not
+        listing the legal moves, the text leaves out the moves available now (``moves=False``)."""
         if self.format == "json":
             return json.dumps(env.to_json(state, agent, params))
-        return env.render_text(state, agent, params)
+        if self.lists_legal_moves:
+            return env.render_text(state, agent, params)
+        if not _takes_moves_flag(env):
+            raise AlemError(
+                f"{env.id}: render_text takes no moves flag, so llm.legal_moves=none cannot leave out "
+                "the moves its view names; give it a keyword moves: bool = True (see TextHooks.render_text)"
+            )
+        return env.render_text(state, agent, params, moves=False)
+
+
+_MOVES_FLAG: dict[type, bool] = {}
+
+
+def _takes_moves_flag(env: MultiAgentEnv) -> bool:
+    """Whether ``env``'s own ``render_text`` (under any wrappers, which forward keywords) takes
+    ``moves``; cached per class, since prompts are built on the host for every turn."""
+    cls = type(getattr(env, "unwrapped", env))
+    found = _MOVES_FLAG.get(cls)
+    if found is None:
+        params = inspect.signature(cls.render_text).parameters.values()
+        found = _MOVES_FLAG[cls] = any(p.name == "moves" or p.kind is p.VAR_KEYWORD for p in params)
+    return found
 
 
 def _choices(names: Sequence[str]) -> str:

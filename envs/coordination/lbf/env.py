@@ -448,7 +448,15 @@ class LevelBasedForaging(TextHooks, MultiAgentEnv[LBFState, LBFParams]):
         """See :func:`~alem.envs.coordination.lbf.viewer.json_view` (the schema)."""
         return viewer.json_view(self, state, agent, self.default_params if params is None else params)
 
-    def render_text(self, state: LBFState, agent: int | None = None, params: LBFParams | None = None) -> str:
+    def render_text(
+        self,
+        state: LBFState,
+        agent: int | None = None,
+        params: LBFParams | None = None,
+        *,
+        moves: bool = True,
+    ) -> str:
+        # directions in the view locate food and agents; no available moves to leave out
         return viewer.render_text(self, state, agent, self.default_params if params is None else params)
 
     # ------------------------------------------------------------------ pixels

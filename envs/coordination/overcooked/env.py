@@ -419,8 +419,14 @@ class Overcooked(TextHooks, MultiAgentEnv[OvercookedState, OvercookedParams]):
         return viewer.json_view(self, state, agent, self.default_params if params is None else params)
 
     def render_text(
-        self, state: OvercookedState, agent: int | None = None, params: OvercookedParams | None = None
+        self,
+        state: OvercookedState,
+        agent: int | None = None,
+        params: OvercookedParams | None = None,
+        *,
+        moves: bool = True,
     ) -> str:
+        # the view names no available moves: ``moves`` changes nothing
         return viewer.render_text(self, state, agent, self.default_params if params is None else params)
 
     # ------------------------------------------------------------------ pixels

@@ -453,8 +453,14 @@ class Warehouse(RwareObserver, TextHooks, MultiAgentEnv[RwareState, RwareParams]
         return viewer.json_view(self, state, agent, self.default_params if params is None else params)
 
     def render_text(
-        self, state: RwareState, agent: int | None = None, params: RwareParams | None = None
+        self,
+        state: RwareState,
+        agent: int | None = None,
+        params: RwareParams | None = None,
+        *,
+        moves: bool = True,
     ) -> str:
+        # the view names no available moves ("facing left" is a heading): ``moves`` changes nothing
         return viewer.render_text(self, state, agent, self.default_params if params is None else params)
 
     # ------------------------------------------------------------------ pixels

@@ -501,10 +501,17 @@ class SMAX(TextHooks, MultiAgentEnv[SmaxState, SmaxParams]):
         return text.rules_text(self, agent)
 
     def render_text(
-        self, state: SmaxState, agent: int | None = None, params: SmaxParams | None = None
+        self,
+        state: SmaxState,
+        agent: int | None = None,
+        params: SmaxParams | None = None,
+        *,
+        moves: bool = True,
     ) -> str:
-        """The battle as ``agent`` observes it (decoded from its observation); ``None``: every unit."""
-        return text.render_text(self, state, agent)
+        """The battle as ``agent`` observes it (decoded from its observation); ``None``: every unit.
+        ``moves=False`` leaves out that a dead unit can only stop (directions locate units and
+        orders are past ones: they stay)."""
+        return text.render_text(self, state, agent, moves=moves)
 
     def json_view(self, state: SmaxState, agent: int, params: SmaxParams | None = None) -> dict[str, Any]:
         """See :func:`~alem.envs.coordination.smax.text.json_view` (the schema)."""

@@ -84,8 +84,9 @@ def _orders(env: SMAX, other: int, move: np.ndarray, attack: float) -> str:
     return "last order: stop"
 
 
-def render_text(env: SMAX, state: SmaxState, agent: int | None = None) -> str:
-    """One (unbatched) battle as ``agent`` observes it; ``None``: every unit, with positions."""
+def render_text(env: SMAX, state: SmaxState, agent: int | None = None, moves: bool = True) -> str:
+    """One (unbatched) battle as ``agent`` observes it; ``None``: every unit, with positions.
+    ``moves=False``: a dead unit's view does not say that it can only stop."""
     state = jax.device_get(state)
     if agent is None:
         lines = [f"Step {int(state.step)}."]
@@ -102,7 +103,7 @@ def render_text(env: SMAX, state: SmaxState, agent: int | None = None) -> str:
         return "\n".join(lines)
     me = _agent_view(env, state, agent)
     if not me["alive"]:
-        return f"You command {me['unit']}. Your unit is dead; you can only stop."
+        return f"You command {me['unit']}. Your unit is dead" + ("; you can only stop." if moves else ".")
     lines = [
         f"You command {me['unit']} ({me['type']}): health {me['health']:.0%}, at ({me['x']:.1f}, {me['y']:.1f}), "
         f"{me['weapon']}.",

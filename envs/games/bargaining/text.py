@@ -149,9 +149,15 @@ class BargainingText(TextHooks):
         }
 
     def render_text(
-        self, state: BargainingState, agent: int | None = None, params: BargainingParams | None = None
+        self,
+        state: BargainingState,
+        agent: int | None = None,
+        params: BargainingParams | None = None,
+        *,
+        moves: bool = True,
     ) -> str:
-        """Player ``agent``'s view (its own values only); ``agent=None`` shows both players' values."""
+        """Player ``agent``'s view (its own values only); ``agent=None`` shows both players' values.
+        It names no available offers (the pool is the state), so ``moves`` changes nothing."""
         params = self.default_params if params is None else params
         pool, values = np.asarray(state.pool), np.asarray(state.values)
         offers, n = np.asarray(state.offers), int(state.num_offers)

@@ -204,9 +204,15 @@ class HanabiText(TextHooks):
         }
 
     def render_text(
-        self, state: HanabiState, agent: int | None = None, params: HanabiParams | None = None
+        self,
+        state: HanabiState,
+        agent: int | None = None,
+        params: HanabiParams | None = None,
+        *,
+        moves: bool = True,
     ) -> str:
-        """Player ``agent``'s view: others' cards, its own only as hints; ``agent=None``: all."""
+        """Player ``agent``'s view: others' cards, its own only as hints; ``agent=None``: all. It
+        names no available moves, so ``moves`` changes nothing."""
         P, C = self.num_players, self.colours
         hands = np.asarray(state.hands)
         fireworks = np.asarray(state.fireworks)

@@ -271,6 +271,8 @@ def test_one_shot_a_wall_death_and_the_rewards_by_hand():
     )
     assert seen[0].endswith("last order: attack ally_0")
     assert env.render_text(state, agent=1) == "You command ally_1. Your unit is dead; you can only stop."
+    # llm.legal_moves=none: the state without its only move
+    assert env.render_text(state, agent=1, moves=False) == "You command ally_1. Your unit is dead."
     assert "ally_1 (marine): dead" in env.render_text(state)  # the whole battle
     assert env.legal_action_names(state, 0) == ["north", "east", "south", "west", "stop", "attack enemy_0"]
 

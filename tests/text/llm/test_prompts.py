@@ -1,11 +1,14 @@
 """Prompt modes (``llm.legal_moves``, ``llm.rules``) and the harness hash, through a real local
-HTTP server and the evaluator."""
+HTTP server and the evaluator; every text env's turn under ``llm.legal_moves=none``."""
 
 from __future__ import annotations
 
 import json
+import re
 
+import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 import alem
@@ -13,7 +16,7 @@ from alem.evaluate import evaluate
 from alem.players import FunctionPlayer
 from alem.rundir import read_jsonl
 from alem.text.llm.player import LLMPlayer
-from alem.text.llm.prompts import PromptMode, harness_hash, system_prompt, turn_prompt
+from alem.text.llm.prompts import ANSWER_FORMAT, PromptMode, harness_hash, system_prompt, turn_prompt
 from alem.text.llm.testing import FakeChatServer
 from alem.text.train.pool import TextEnvPool
 
@@ -131,3 +134,108 @@ def test_the_training_pool_prompts_in_the_same_modes(ttt):
     assert "Legal actions" not in messages[-1]["content"]
     step = pool.step([json.dumps({"action": "a1"}), "b2"])
     assert [d.status for d in step.decisions] == ["ok", "ok"]
+
+
+# ---------------------------------------------------------------- llm.legal_moves=none hides the moves
+TEXT_IDS = sorted(k for k, spec in alem.registry().items() if spec.text)
+LIST, NONE = PromptMode(), PromptMode(legal_moves="none")
+NONE_JSON = PromptMode(legal_moves="none", format="json")
+#: What a line says when it offers the seat its moves ("It is your turn: pass or bet").
+OFFER = re.compile(r"\b(?:your turn|your move|legal|options?|you (?:may|can)|choose)\b", re.IGNORECASE)
+
+
+def _named(line: str, names: list[str]) -> list[str]:
+    """The ``names`` that ``line`` mentions as whole words (case ignored)."""
+    low = line.lower()
+    return [n for n in names if re.search(rf"(?<![a-z0-9]){re.escape(n.lower())}(?![a-z0-9])", low)]
+
+
+def _check_turns_hide_the_moves(env, params, states) -> int:
+    """Every acting seat's turn under ``legal_moves=none`` (text and JSON) offers none of its legal
+    moves by name, and what the listing mode's view has beyond it names legal moves only (the state
+    is told the same). Returns how many turns were checked.
+
+    A legal move's name elsewhere in a line (a board coordinate, a direction to the food, a past
+    round's move) is the state, not an offer: a line leaks when it names a legal move and says
+    that it is the seat's turn or what it may do."""
+    checked = 0
+    for state in states:
+        mask = np.asarray(env.action_mask(state, params))
+        for agent in map(int, np.flatnonzero(mask.any(-1))):
+            legal = env.legal_action_names(state, agent, params)
+            bare = NONE.view(env, state, agent, params)
+            for mode, view in ((NONE, bare), (NONE_JSON, NONE_JSON.view(env, state, agent, params))):
+                prompt = turn_prompt(view, legal, mode)
+                assert prompt.endswith(f"Your move. Answer with {ANSWER_FORMAT}.")
+                for line in prompt.splitlines():
+                    named = _named(line, legal)
+                    assert not (named and OFFER.search(line)), (
+                        f"{env.id}: seat {agent}'s turn under llm.legal_moves=none ({mode.format}) offers "
+                        f"its legal moves {named}: {line!r}"
+                    )
+            bare_lines = set(bare.splitlines())
+            for line in LIST.view(env, state, agent, params).splitlines():
+                assert line in bare_lines or _named(line, legal), (
+                    f"{env.id}: legal_moves=none drops a line that names no legal move: {line!r}"
+                )
+            checked += 1
+    return checked
+
+
+def _rows(batch, n: int) -> list:
+    return [jax.tree.map(lambda x, b=b: x[b], batch) for b in range(n)]
+
+
+@pytest.mark.parametrize("env_id", TEXT_IDS)
+def test_no_text_env_offers_its_moves_in_a_turn_without_the_legal_list(env_id, harness):
+    """After reset and after one random legal step (the smoke program's states, two deals and
+    two seeds): an acting seat's turn text names no legal move as available."""
+    h = harness(env_id)
+    states = []
+    for seed in (0, 1):
+        before, _, after, _ = jax.device_get(h.smoke(jax.random.key(seed), h.params))
+        states += _rows(before, 2) + _rows(after, 2)
+    assert _check_turns_hide_the_moves(h.env, h.params, states) > 0
+
+
+@pytest.mark.exhaustive
+@pytest.mark.parametrize("env_id", TEXT_IDS)
+def test_no_text_env_offers_its_moves_a_few_random_steps_in(env_id, harness):
+    """The same check a few random legal steps into an episode (the conformance suite's programs)."""
+    h = harness(env_id)
+    state, ts = h.reset(jax.random.key(3))
+    states = []
+    for t in range(6):
+        states.append(jax.device_get(state))
+        if bool(ts.done):
+            break
+        state, ts = h.step(jax.random.key(100 + t), state, h.random_actions(jax.random.key(200 + t), ts))
+    assert _check_turns_hide_the_moves(h.env, h.params, states) > 0
+
+
+def test_kuhn_poker_without_the_list_says_whose_turn_it_is_but_not_the_options():
+    kuhn = alem.make("kuhn_poker-v0")
+    state, _ = kuhn.reset(jax.random.key(0))
+    listed = LIST.view(kuhn, state, 0, kuhn.default_params)
+    bare = NONE.view(kuhn, state, 0, kuhn.default_params)
+    assert listed.endswith("It is your turn: pass (check) or bet (1 chip).")
+    assert bare.endswith("It is your turn.") and "pass" not in bare and "bet" not in bare
+    assert bare == kuhn.render_text(state, 0, moves=False) and listed == kuhn.render_text(state, 0)
+
+
+def test_a_wrapped_env_hides_its_moves_and_one_without_the_flag_is_refused_by_name():
+    from alem.wrappers.base import Wrapper
+
+    kuhn = alem.make("kuhn_poker-v0")
+
+    class OldKuhn(type(kuhn)):  # a text env written before render_text took ``moves``
+        def render_text(self, state, agent=None, params=None):
+            return super().render_text(state, agent, params)
+
+    state, _ = kuhn.reset(jax.random.key(0))
+    bare = NONE.view(kuhn, state, 0, kuhn.default_params)
+    assert NONE.view(Wrapper(kuhn), state, 0, kuhn.default_params) == bare
+    old = OldKuhn()
+    assert LIST.view(old, state, 0, kuhn.default_params) == LIST.view(kuhn, state, 0, kuhn.default_params)
+    with pytest.raises(alem.AlemError, match=r"^OldKuhn: render_text takes no moves flag, so llm"):
+        NONE.view(old, state, 0, kuhn.default_params)
