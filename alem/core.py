@@ -120,6 +120,11 @@ class MultiAgentEnv(Generic[TState, TParams]):
     #: counts them per finished episode, and training and evaluation report their rates
     #: (``won_rate``: the share of finished episodes that were won).
     outcomes: ClassVar[tuple[str, ...]] = ()
+    #: Names of numeric ``info`` entries (``[]`` per env) that measure a whole episode, read on
+    #: its last step: pathfinding's CSR, ISR, SoC, makespan, avg_throughput. The evaluator
+    #: (``python -m alem.evaluate``) records them per episode and reports their means. An env may
+    #: set it per instance (it may depend on a mode).
+    episode_metrics: tuple[str, ...] = ()
 
     #: Registry id (``"name-vN"``) once made by :func:`alem.make`, else the class name.
     id: str

@@ -302,3 +302,60 @@ def test_module_entry_point_runs(tmp_path, fault_report):
     assert p.returncode == 0, p.stderr[-2000:]
     assert json.loads((tmp_path / "one" / "results.json").read_text())["players"] == ["random", "random"]
     fault_report(faults=8)  # the hostile inputs above, counted in the fault suite's summary
+
+
+# ---------------------------------------------------------------------------- env episode metrics
+def _corridors(**kw):
+    """Two agents on a 3 x 5 open map that never meet: agent 0 three cells from its goal along
+    row 0, agent 1 one cell from its goal on row 2 (the BFS player walks straight there)."""
+    env_id = "pathfinding_lifelong-v0" if kw.get("mode") == "lifelong" else "pathfinding-v0"
+    maps = ".....\n.....\n....."
+    return alem.make(env_id, map_type="fixed", maps=maps, starts=[[0, 0], [2, 0]], **kw)
+
+
+def test_pathfinding_metrics_in_results_and_table(tmp_path):
+    """POGEMA's metrics reach results.json and the table, equal to the hand-computed values."""
+    env = _corridors(goals=[[0, 3], [2, 1]], max_steps=8)
+    res = evaluate(env, build_players(env, ["bfs"]), episodes=2, num_envs=2, run_dir=tmp_path / "a", progress=False)
+    m = res["episode_metrics"]
+    # Agent 0 arrives after 3 steps (cost 3), agent 1 after 1: all on goal, SoC 4, makespan 3.
+    assert {k: m[k]["mean"] for k in m} == {"CSR": 1.0, "ISR": 1.0, "SoC": 4.0, "makespan": 3.0}
+    assert m["CSR"]["episodes"] == 2
+    assert "CSR 1.000" in format_table(res) and "makespan 3.000" in format_table(res)
+    # Cut by the env's horizon after 2 steps: agent 0 never arrives (cost max_steps = 2).
+    env = _corridors(goals=[[0, 3], [2, 1]], max_steps=2)
+    res = evaluate(env, build_players(env, ["bfs"]), episodes=2, num_envs=2, run_dir=tmp_path / "b", progress=False)
+    m = res["episode_metrics"]
+    assert {k: m[k]["mean"] for k in m} == {"CSR": 0.0, "ISR": 0.5, "SoC": 3.0, "makespan": 2.0}
+    # Lifelong: each agent shuttles between two adjacent goals and arrives on every step, so
+    # 2 agents x 4 steps arrivals over 4 steps: throughput 2.
+    env = _corridors(goals=[[[0, 1], [0, 0]], [[2, 1], [2, 0]]], max_steps=4, mode="lifelong")
+    res = evaluate(env, build_players(env, ["bfs"]), episodes=1, num_envs=1, run_dir=tmp_path / "c", progress=False)
+    assert {k: v["mean"] for k, v in res["episode_metrics"].items()} == {"avg_throughput": 2.0}
+    assert "avg_throughput 2.000" in format_table(res)
+
+
+def test_envs_without_metrics_report_none(kuhn, tmp_path):
+    res = evaluate(kuhn, [const(0), const(0)], episodes=2, num_envs=2, run_dir=tmp_path, progress=False)
+    assert res["episode_metrics"] == {}
+    assert "metrics" not in episodes_of(tmp_path)[0]  # the episode lines of other envs are as before
+
+
+@pytest.mark.integration  # the command twice, each compiling its seats' planners (~40 s on 2 busy cores)
+def test_pibt_is_a_player_and_solves_at_least_what_bfs_solves(tmp_path, monkeypatch):
+    """``python -m alem.evaluate env=pathfinding-v0 players=[pibt]`` (in process), against BFS on the same deals."""
+    env = alem.make("pathfinding-v0", num_agents=6, height=8)
+    assert "pibt" in player_names(env)
+    monkeypatch.chdir(tmp_path)
+    got = {}
+    for name in ("pibt", "bfs"):
+        argv = [
+            "alem.evaluate", "env=pathfinding-v0", f"players=[{name}]", "+env.kwargs.num_agents=6",
+            "+env.kwargs.height=8", "episodes=12", "num_envs=12", f"output_dir={tmp_path / name}",
+        ]  # fmt: skip
+        monkeypatch.setattr(sys, "argv", argv)
+        main()
+        got[name] = json.loads((tmp_path / name / "results.json").read_text())["episode_metrics"]
+    for metric in ("CSR", "ISR"):
+        assert got["pibt"][metric]["mean"] >= got["bfs"][metric]["mean"], (metric, got)
+    assert got["pibt"]["ISR"]["mean"] > 0.8

@@ -3,7 +3,8 @@
 Per seat: mean return with a 95% confidence interval (Student t, :func:`ci95`), win/draw/loss
 rates for two-player zero-sum games, the env's illegal-action rate, and for LLM seats the
 invalid-reply rate (unparseable + illegal replies), fallbacks, API errors, tokens in/out,
-latency and cost (when prices are set).
+latency and cost (when prices are set). Per run: the mean and 95% interval of each of the env's
+``episode_metrics`` (pathfinding: POGEMA's CSR, ISR, SoC, makespan, avg_throughput).
 """
 
 from __future__ import annotations
@@ -92,10 +93,22 @@ def summarize_run(
         "episodes_cut": int(sum(r.cut for r in records)),
         # equal move sequences (openings included) are one game; None: records without digests
         "distinct_games": len({r.game for r in records}) if all(r.game for r in records) else None,
+        "episode_metrics": episode_metrics(records),
         "seats": seats,
         "alem_version": alem.__version__,
         "jax_version": jax.__version__,
     }
+
+
+def episode_metrics(records: Sequence[EpisodeRecord]) -> dict[str, dict[str, Any]]:
+    """``{name: {mean, ci95, episodes}}`` of each env episode metric in ``records`` (a flat mean
+    over the episodes that have it, as POGEMA's benchmark averages over instances)."""
+    names = list(dict.fromkeys(k for r in records for k in r.metrics))
+    out = {}
+    for name in names:
+        x = np.array([r.metrics[name] for r in records if name in r.metrics], np.float64)
+        out[name] = {"mean": jsonable(x.mean()), "ci95": ci95(x), "episodes": len(x)}
+    return out
 
 
 def _llm_counts(run_dir: Path, episodes: set[int], n: int) -> tuple[dict[int, dict], dict[int, list]]:

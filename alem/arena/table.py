@@ -106,6 +106,13 @@ def format_table(results: dict[str, Any]) -> str:
         "  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)),
     ]
     lines += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    metrics = results.get("episode_metrics") or {}
+    if metrics:  # the env's own measures of an episode (pathfinding: POGEMA's CSR, ISR, SoC, ...)
+        cells = [
+            f"{k} {_f(v['mean'])}" + (f" ± {v['ci95']:.3f}" if v.get("ci95") is not None else "")
+            for k, v in metrics.items()
+        ]
+        lines.append("episode metrics (mean, 95% CI): " + ", ".join(cells))
     lines.append(
         "invalid: LLM seats: unparseable or illegal replies / replies; others: env-flagged illegal moves / moves"
     )

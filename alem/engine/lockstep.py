@@ -125,6 +125,7 @@ class _Program:
                 "illegal": step_ts.info["illegal_action"],
                 "actions": actions,
                 "opening": fresh_opening,  # [B, openings]: the plies of the episodes started here
+                "metrics": {k: step_ts.info[k] for k in env.episode_metrics},  # read where done
             }
             return _select(renew, fresh_state, state), _select(renew, fresh_ts, step_ts), out
 
@@ -306,6 +307,7 @@ def play(match: Match, episodes: Iterable[int], *, progress: bool = False) -> It
                 env_illegal=tuple(illegal[r].tolist()),
                 opening=tuple(opening[r]),
                 game=games[r].hexdigest(),
+                metrics={k: float(v[r]) for k, v in h_out["metrics"].items()},
             )
             for p in players:
                 p.end_episode(ep)

@@ -131,6 +131,8 @@ class EpisodeRecord:
         opening: the random plies played before the players moved (the movers' actions).
         game: a digest of the episode: its opening, every seat's first observation (the deal,
             in games of chance) and every move; equal digests, the same game. None in records written before it existed.
+        metrics: the env's ``episode_metrics`` on the episode's last step (at a cut by the
+            match's ``max_steps``: their values then); empty for envs that declare none.
     """
 
     TYPE: ClassVar[str] = "episode"
@@ -144,6 +146,7 @@ class EpisodeRecord:
     env_illegal: tuple[int, ...]
     opening: tuple[int, ...] = ()
     game: str | None = None
+    metrics: Mapping[str, float] = dataclasses.field(default_factory=dict, hash=False)
 
     @property
     def cut(self) -> bool:
@@ -164,6 +167,7 @@ class EpisodeRecord:
             "env_illegal": list(self.env_illegal),
             "opening": list(self.opening),
             "game": self.game,
+            **({"metrics": dict(self.metrics)} if self.metrics else {}),  # other envs' lines as before
         }
 
     @classmethod
@@ -179,6 +183,7 @@ class EpisodeRecord:
             env_illegal=tuple(int(x) for x in line["env_illegal"]),
             opening=tuple(int(x) for x in line.get("opening", ())),
             game=None if line.get("game") is None else str(line["game"]),
+            metrics={str(k): float(v) for k, v in (line.get("metrics") or {}).items()},
         )
 
 

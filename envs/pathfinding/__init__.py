@@ -15,7 +15,8 @@
   (``python -m benchmarks.pogema_protocol`` runs a policy over them).
 
 Importing this package imports none of them; import the module you need. :func:`register`
-adds the registry ids (one per mode; entry points are strings) and the BFS player ``"bfs"``.
+adds the registry ids (one per mode; entry points are strings), the BFS player ``"bfs"`` and the
+PIBT player ``"pibt"``.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ _MODES = (
 
 def register() -> None:
     """Register the pathfinding ids (family ``"pathfinding"``; POGEMA-exact, one id per mode)
-    and the classical BFS baseline as the scripted player ``"bfs"`` of each."""
+    and the classical planners as scripted players of each: ``"bfs"`` (the BFS baseline) and
+    ``"pibt"`` (PIBT)."""
     from alem.players import register_player
     from alem.registry import register
 
@@ -52,4 +54,6 @@ def register() -> None:
             reference=f"pogema 1.4.0 (on_target={pogema})",
             description=f"{desc} (16x16 random map, density 0.3, soft collisions, FOV radius 5)",
         )
-        register_player(env_id.rsplit("-v", 1)[0], "bfs", "alem.envs.pathfinding.baseline:BFSPlayer")
+        name = env_id.rsplit("-v", 1)[0]
+        register_player(name, "bfs", "alem.envs.pathfinding.baseline:BFSPlayer")
+        register_player(name, "pibt", "alem.envs.pathfinding.pibt:PIBTPlayer")

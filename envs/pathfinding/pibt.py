@@ -16,16 +16,25 @@ The recursion is an explicit stack in one ``lax.while_loop`` (each agent is push
 once per step, so the loop is bounded by ``8 N`` iterations): jittable and ``vmap``-able over
 instances. The BFS distances come from the caller (``dist[i]`` to agent ``i``'s goal), e.g.
 a table of every cell's distances computed once per map.
+
+:class:`PIBTPlayer` is the evaluator's scripted player ``"pibt"`` (``python -m alem.evaluate
+env=pathfinding-v0 players=[pibt]``).
 """
 
 from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 
 from alem.envs.pathfinding import grid as G
+from alem.envs.pathfinding.env import PathfindingEnv
+from alem.errors import ConfigError
+from alem.players import Player, Turn
 
-__all__ = ["joint_actions", "initial_priorities", "next_priorities"]
+__all__ = ["joint_actions", "initial_priorities", "next_priorities", "PIBTPlayer"]
 
 _FAR = jnp.int32(1 << 20)
 
@@ -144,3 +153,45 @@ def joint_actions(
 
     choice = jax.lax.while_loop(cond, body, init)[4]
     return jnp.maximum(choice, 0).astype(jnp.int32)
+
+
+class PIBTPlayer(Player):
+    """PIBT as an evaluator player (device policy), one per seat.
+
+    Every seat computes the same joint plan and plays its own move of it: the plan's random
+    tie-breaks come from ``(seed, episode, step)``, not from the seat's key, so the seats agree
+    and the joint move is conflict-free. Priorities come from the state alone (a device player
+    carries nothing between steps): an agent off its goal has ``t`` plus its tie-breaker, one on
+    it its tie-breaker. That is :func:`next_priorities` from the start (the POGEMA protocol's
+    PIBT) except for an agent pushed off its goal, which the protocol restarts at 1.
+    Distances: one BFS per agent and step (the protocol looks them up in a table per map).
+    """
+
+    name = "pibt"
+
+    def __init__(self, env: Any = None, seed: int = 0):
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
+            raise ConfigError(f"pibt: seed must be an integer in [0, 2**32 - 1], got {seed!r}")
+        self.seed = seed
+
+    def program_key(self) -> Hashable:
+        return (type(self), self.seed)  # act reads nothing else of self
+
+    def act(self, key: jax.Array, turn: Turn) -> jax.Array:
+        env = turn.env
+        if not isinstance(env, PathfindingEnv):
+            raise TypeError(f"the pibt player plays pathfinding envs, not {type(env).__name__}")
+        base = jax.random.key(self.seed)
+
+        def one(state: Any, episode: jax.Array) -> jax.Array:
+            k_episode = jax.random.fold_in(base, episode)
+            ties = initial_priorities(k_episode, env.num_agents)
+            on_goal = jnp.all(state.pos == state.goal, axis=1)
+            priority = jnp.where(on_goal, ties, state.t.astype(jnp.float32) + ties)
+            obstacles = env.obstacles(state)
+            dist = G.bfs_distances(~obstacles, state.goal)
+            k_step = jax.random.fold_in(k_episode, state.t + 1)  # + 1: apart from the tie-breakers' key
+            plan = joint_actions(k_step, obstacles, state.pos, dist, priority, state.active)
+            return plan[turn.agent]
+
+        return jax.vmap(one)(turn.state, jnp.asarray(turn.episode))

@@ -340,3 +340,28 @@ def test_the_learned_policy_features_refuse_what_they_cannot_do():
         alem.make("pathfinding-v0", goal_direction=True, obs_type="global")
     with pytest.raises(EnvArgumentError, match="progress_reward"):
         alem.make("pathfinding-v0", progress_reward=float("nan"))
+
+
+def test_modes_declare_pogemas_metrics_and_training_counts_csr():
+    """Each mode declares POGEMA's metrics of that mode (the evaluator reports them); one-shot and
+    disappear declare CSR an outcome too, so training's metrics carry ``CSR_rate``."""
+    from alem.rollout import episode_totals, summarize
+    from alem.wrappers import EpisodeStats
+
+    want = {
+        "one_shot": (("CSR", "ISR", "SoC", "makespan"), ("CSR",)),
+        "disappear": (("CSR", "ISR"), ("CSR",)),
+        "lifelong": (("avg_throughput",), ()),
+    }
+    for mode, (metrics, outcomes) in want.items():
+        env = PathfindingEnv(2, 4, mode=mode)
+        assert (env.episode_metrics, env.outcomes) == (metrics, outcomes), mode
+    # One agent one step from its goal, a one-step horizon: moving right solves the episode,
+    # waiting does not; one env of each makes CSR_rate 1/2.
+    env = EpisodeStats(PathfindingEnv(map_type="fixed", maps="..", starts=[[0, 0]], goals=[[0, 1]], max_steps=1))
+    keys = jax.random.split(jax.random.key(0), 2)
+    state, _ = jax.vmap(env.reset)(keys)
+    _, ts = jax.vmap(env.step)(keys, state, jnp.array([[4], [0]]))
+    assert ts.done.all()
+    m = summarize(episode_totals(ts.info), env_steps=2)
+    assert int(m["episodes"]) == 2 and float(m["CSR_rate"]) == 0.5

@@ -83,3 +83,43 @@ def test_priorities_grow_off_goal_and_reset_on_it():
     ties = jnp.array([0.25, 0.5])
     p = pibt.next_priorities(jnp.array([3.25, 7.5]), jnp.array([False, True]), ties)
     assert p.tolist() == [4.25, 0.5]
+
+
+def test_the_pibt_player_seats_agree_on_one_conflict_free_plan():
+    """``make_player("pibt", env)`` per seat, each with its own key: their moves are one PIBT plan
+    (the protocol's priorities at the start), so their joint move is conflict-free."""
+    import alem
+    from alem.players import Turn, make_player
+
+    env = alem.make("pathfinding-v0", num_agents=6, height=5, density=0.2, max_steps=16)
+    players = [make_player("pibt", env) for _ in env.agents]
+    params, b = env.default_params, 4
+    episodes = jnp.arange(b) + 7
+
+    def acts(key, state, ts):
+        keys = jax.random.split(key, env.num_agents)  # a key per seat, as the evaluator gives
+        return jnp.stack(
+            [
+                p.act(keys[i], Turn(env, params, i, state, ts, ts.acting[:, i], episodes))
+                for i, p in enumerate(players)
+            ],
+            axis=1,
+        )
+
+    @jax.jit
+    def run(key):
+        state, ts = jax.vmap(env.reset, (0, None))(jax.random.split(key, b), params)
+        first = acts(jax.random.key(5), state, ts)
+        # The plan of the first step, computed once for the whole team.
+        ties = jax.vmap(lambda e: pibt.initial_priorities(jax.random.fold_in(jax.random.key(0), e), 6))(episodes)
+        plan = jax.vmap(
+            lambda s, e, t: pibt.joint_actions(
+                jax.random.fold_in(jax.random.fold_in(jax.random.key(0), e), 1),
+                env.obstacles(s), s.pos, _dist(env.obstacles(s), s.goal), t, s.active,
+            )
+        )(state, episodes, ties)
+        return first, plan
+
+    first, plan = run(jax.random.key(1))
+    np.testing.assert_array_equal(first, plan)  # conflict-free: test_plans_have_no_vertex_or_swap...
+    assert (np.asarray(first) != 0).any()
