@@ -106,12 +106,13 @@ def learner_entry(name: str) -> LearnerEntry:
 
 def entry_for(cfg: Any) -> LearnerEntry:
     """The entry that builds ``cfg``: its preset's when ``cfg.name`` is registered with ``cfg``'s
-    class, else the first of that class (a configuration built by hand under another name)."""
+    class, else the first of that class (a configuration built by hand under another name);
+    anything else is a :class:`LearnerConfigError` naming the configuration classes."""
     entry = LEARNERS.get(getattr(cfg, "name", None))
-    if entry is not None and type(cfg) is entry.config:
+    if entry is not None and isinstance(cfg, entry.config):
         return entry
     for entry in LEARNERS.values():
-        if type(cfg) is entry.config:
+        if isinstance(cfg, entry.config):
             return entry
     classes = ", ".join(dict.fromkeys(e.config.__name__ for e in LEARNERS.values()))
     raise LearnerConfigError(f"not a learner configuration ({classes}): {type(cfg).__name__}")

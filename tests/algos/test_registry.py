@@ -57,6 +57,12 @@ def test_make_learner_by_name_is_make_learner_of_make_config(name):
     assert np.array_equal(by_name.roles, by_config.roles)
 
 
+def test_a_configuration_built_by_hand_dispatches_on_its_class():
+    env = alem.make(COORD)
+    assert type(make_learner(env, PPOConfig(name="mine", num_envs=4))) is PPOLearner
+    assert type(make_learner(env, QConfig(name="mine", num_envs=4))) is QLearner
+
+
 def test_an_unknown_name_is_one_line_listing_the_known_ones():
     env = alem.make(COORD)
     for call in (lambda: make_learner("mapo", env), lambda: make_config("mapo")):
