@@ -51,6 +51,8 @@ __all__ = [
     "episode_totals",
     "summarize",
     "OUTCOME_PREFIX",
+    "METRIC_PREFIX",
+    "EPISODE_PREFIXES",
     "outcome_rates",
 ]
 
@@ -151,8 +153,9 @@ def episode_totals(info: dict[str, jax.Array]) -> dict[str, jax.Array]:
     """Sums over a batch of envs of the episodes that ended at this step (:class:`EpisodeStats` info).
 
     ``episodes`` (int32), ``return_sum`` (float32 ``[N]``), ``length_sum`` (float32),
-    ``illegal_actions`` (int32, agent-steps) and an ``outcome_<name>`` count (int32) per outcome
-    the env declares; sums, so steps and chunks add up exactly.
+    ``illegal_actions`` (int32, agent-steps), an ``outcome_<name>`` count (int32) per outcome
+    the env declares and a ``metric_<name>`` sum (float32) per episode metric it declares
+    (``episode_metrics``: pathfinding's CSR, ISR, SoC, ...); sums, so steps and chunks add up.
     """
     w = info["episode_done"].astype(jnp.float32)  # [E]
     return {
@@ -161,24 +164,32 @@ def episode_totals(info: dict[str, jax.Array]) -> dict[str, jax.Array]:
         "length_sum": (info["episode_length"].astype(jnp.float32) * w).sum(),
         "illegal_actions": info["illegal_action"].sum(dtype=jnp.int32),
         **{OUTCOME_PREFIX + k: v.sum(dtype=jnp.int32) for k, v in info.get("episode_outcomes", {}).items()},
+        **{METRIC_PREFIX + k: v.sum(dtype=jnp.float32) for k, v in info.get("episode_metrics", {}).items()},
     }
 
 
 #: Prefix of the outcome counts in :func:`episode_totals` (``outcome_won``).
 OUTCOME_PREFIX = "outcome_"
+#: Prefix of the sums of the env's episode metrics in :func:`episode_totals` (``metric_ISR``).
+METRIC_PREFIX = "metric_"
+#: The per-episode sums beyond :data:`EPISODE_SUMS`-like totals: outcome counts and metric sums.
+EPISODE_PREFIXES = (OUTCOME_PREFIX, METRIC_PREFIX)
 
 
 def outcome_rates(totals: dict[str, Any], episodes: Any) -> dict[str, Any]:
-    """``{"<name>_rate": count / episodes}`` for each ``outcome_<name>`` count of ``totals``
-    (NumPy or JAX arrays, any leading axes); NaN where no episode finished."""
+    """Per finished episode: ``{"<name>_rate": count / episodes}`` for each ``outcome_<name>``
+    count of ``totals``, and ``{"<name>": sum / episodes}`` (the mean) for each ``metric_<name>``
+    sum (NumPy or JAX arrays, any leading axes); NaN where no episode finished."""
     xp = jnp if any(isinstance(v, jax.Array) for v in totals.values()) else np
     some = episodes > 0
     denom = xp.maximum(episodes, 1)
-    return {
-        k[len(OUTCOME_PREFIX) :] + "_rate": xp.where(some, v / denom, xp.nan)
-        for k, v in totals.items()
-        if k.startswith(OUTCOME_PREFIX)
-    }
+    out = {}
+    for k, v in totals.items():
+        if k.startswith(OUTCOME_PREFIX):
+            out[k[len(OUTCOME_PREFIX) :] + "_rate"] = xp.where(some, v / denom, xp.nan)
+        elif k.startswith(METRIC_PREFIX):
+            out[k[len(METRIC_PREFIX) :]] = xp.where(some, v / denom, xp.nan)
+    return out
 
 
 def summarize(totals: dict[str, jax.Array], env_steps: int | jax.Array) -> dict[str, jax.Array]:

@@ -247,6 +247,10 @@ def _percent(x: float | None) -> str:
     return "n/a" if x is None or not math.isfinite(x) else f"{x:.1%}"
 
 
+def _number(x: float | None) -> str:
+    return "n/a" if x is None or not math.isfinite(x) else f"{x:.4g}"
+
+
 def _results(env: alem.MultiAgentEnv, p: Plan, r: TrainResult, resuming: bool) -> dict[str, Any]:
     """The learner's part of ``results.json``: run size and timing, and per learner kind either
     the episode statistics (random) or the final evaluation (PPO)."""
@@ -310,17 +314,19 @@ def _results(env: alem.MultiAgentEnv, p: Plan, r: TrainResult, resuming: bool) -
             )
         sweep = {"rows": s.rows, "sweep": {"knobs": p.sweep.knobs, "configurations": configurations}}
     print(f"  random policy      {np.nanmean(random_ret):.4g}  per agent {per_agent(random_ret)}", flush=True)
-    for name in (f"{o}_rate" for o in env.outcomes):  # the env's episode outcomes (SMAX: won_rate, ...)
+    # the env's episode outcomes (SMAX: won_rate, ...) and episode metrics (pathfinding: ISR, SoC, ...)
+    for name in (*(f"{o}_rate" for o in env.outcomes), *env.episode_metrics):
+        show = _percent if name.endswith("_rate") else _number
         trained_rate, random_rate = (evaluation[f"{who}_{name}_mean"] for who in ("trained", "random"))
-        if p.sweep is not None:  # one rate per configuration, over its seeds
+        if p.sweep is not None:  # one value per configuration, over its seeds
             rates = np.asarray(evaluation[f"trained_{name}_per_seed"], float).reshape(p.sweep.size, -1)
             trained_rate = ", ".join(
-                f"{p.sweep.label(k)}: {_percent(float(np.nanmean(r)) if np.isfinite(r).any() else None)}"
+                f"{p.sweep.label(k)}: {show(float(np.nanmean(r)) if np.isfinite(r).any() else None)}"
                 for k, r in enumerate(rates)
             )
         else:
-            trained_rate = _percent(trained_rate)
-        print(f"  {name}: trained {trained_rate}, random {_percent(random_rate)}", flush=True)
+            trained_rate = show(trained_rate)
+        print(f"  {name}: trained {trained_rate}, random {show(random_rate)}", flush=True)
     return {
         **out,
         "learner": dataclasses.asdict(p.lcfg),

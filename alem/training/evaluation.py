@@ -10,7 +10,7 @@ import jax
 import numpy as np
 
 from alem.json_values import jsonable
-from alem.rollout import OUTCOME_PREFIX, outcome_rates, random_rollout
+from alem.rollout import EPISODE_PREFIXES, outcome_rates, random_rollout
 from alem.training.loop import mean_return
 
 __all__ = ["Evaluation", "policy_evaluator", "eval_keys", "final_evaluation"]
@@ -46,7 +46,7 @@ def policy_evaluator(env, learner, num_steps: int) -> Callable[[jax.Array, Any],
             return s, stats
 
         _, m = jax.lax.scan(one_rollout, st, None, length=rounds)
-        counts = {k: v.sum(0) for k, v in m.items() if k.startswith(OUTCOME_PREFIX)}
+        counts = {k: v.sum(0) for k, v in m.items() if k.startswith(EPISODE_PREFIXES)}
         return m["episodes"].sum(), m["return_sum"].sum(0), counts
 
     batched = jax.jit(jax.vmap(one_seed))

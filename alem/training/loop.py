@@ -31,7 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from alem.errors import CheckpointError, Terminated, TrainingDiverged, TrainingInterrupted
-from alem.rollout import OUTCOME_PREFIX, outcome_rates
+from alem.rollout import EPISODE_PREFIXES, outcome_rates
 
 __all__ = [
     "Trainable",
@@ -121,7 +121,9 @@ class ChunkStats:
     illegal_actions: np.ndarray  # [S] agent-steps flagged illegal
     losses: dict[str, np.ndarray]  # name -> [S], means over the chunk's updates
     #: "<outcome>_rate" -> [S], share of the chunk's finished episodes that ended so (NaN: none
-    #: ended), for each of the env's ``outcomes`` (SMAX: ``won_rate``, ...); empty for most envs.
+    #: ended), for each of the env's ``outcomes`` (SMAX: ``won_rate``, ...), and "<metric>" -> [S],
+    #: the mean over those episodes of each of its ``episode_metrics`` (pathfinding's ISR, SoC,
+    #: ...); empty for most envs.
     outcomes: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
     compile_s: float = 0.0  # seconds compiling the chunk before it ran (the first chunk only)
 
@@ -208,9 +210,11 @@ def _chunk_stats(chunk: int, schedule: Schedule, seconds: float, first: bool, m:
         losses = {
             k: np.nanmean(np.asarray(v, np.float64).reshape(schedule.rows, -1), axis=1)
             for k, v in m.items()
-            if k not in EPISODE_SUMS and np.issubdtype(np.asarray(v).dtype, np.floating)
+            if k not in EPISODE_SUMS
+            and not k.startswith(EPISODE_PREFIXES)  # episode metric sums are not losses
+            and np.issubdtype(np.asarray(v).dtype, np.floating)
         }
-    counts = {k: np.asarray(v).sum(1) for k, v in m.items() if k.startswith(OUTCOME_PREFIX)}
+    counts = {k: np.asarray(v).sum(1) for k, v in m.items() if k.startswith(EPISODE_PREFIXES)}
     return ChunkStats(
         chunk=chunk,
         schedule=schedule,
@@ -327,7 +331,7 @@ def train(
         stats = _chunk_stats(i, schedule, time.perf_counter() - t0, i == start, m)
         if i == start:
             stats = dataclasses.replace(stats, compile_s=compile_s)
-        for k in (*EPISODE_SUMS, *(k for k in m if k.startswith(OUTCOME_PREFIX))):
+        for k in (*EPISODE_SUMS, *(k for k in m if k.startswith(EPISODE_PREFIXES))):
             totals[k] = totals.get(k, 0) + np.asarray(m[k]).sum(1)
         for sink in sinks:
             sink.chunk(stats)

@@ -29,7 +29,9 @@ class EpisodeStats(Wrapper):
     ``episode_decisions`` (int32 ``[N]``, how often each agent acted),
     ``episode_done`` (bool ``[]``) and ``episode_outcomes`` (``{name: bool []}`` for each of
     the env's ``outcomes``: that info entry on the step an episode ended, False on the other
-    steps; an empty dict when the env declares none). The ``episode_*`` values are those of the
+    steps; an empty dict when the env declares none) and ``episode_metrics`` (``{name: float32 []}``
+    for each of the env's ``episode_metrics``, likewise: the value on the step an episode ended,
+    0 on the other steps). The ``episode_*`` values are those of the
     most recently finished episode, so they can be averaged with
     ``episode_done`` as weight. Rewards count for every agent on every step,
     acting or not, so terminal payoffs in turn-based games reach both players.
@@ -52,6 +54,9 @@ class EpisodeStats(Wrapper):
             "episode_decisions": stats.last_decisions,
             "episode_done": done,
             "episode_outcomes": {k: jnp.asarray(ts.info[k], bool) & done for k in self.outcomes},
+            "episode_metrics": {
+                k: jnp.where(done, jnp.asarray(ts.info[k], jnp.float32), 0.0) for k in self.episode_metrics
+            },
         }
 
     def reset(self, key, params=None):

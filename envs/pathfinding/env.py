@@ -68,9 +68,8 @@ Card
   and ``avg_throughput`` (goals reached / ``max_steps``; the lifelong metric). POGEMA
   reports ISR/CSR/SoC/makespan/ep_length for one-shot, ISR/CSR/ep_length for disappear
   and avg_throughput for lifelong; those agree exactly, the others are extras. POGEMA's of the
-  env's mode are its ``episode_metrics`` (``python -m alem.evaluate`` reports their means: one
-  definition, the one the POGEMA protocol reads), and one-shot and disappear declare CSR an
-  ``outcome`` too, so training's metrics carry ``CSR_rate``.
+  env's mode are its ``episode_metrics`` (``python -m alem.evaluate``, training's metrics.jsonl
+  and its final evaluation report their means: one definition, the one the POGEMA protocol reads).
   With ``lower_bounds=True``: ``lb_soc`` and ``lb_makespan``, the sum and max of the
   agents' BFS distances from start to (first) goal, so any policy can report
   suboptimality. SoC counts ``t + 1`` for an agent that arrived for good at step index
@@ -210,10 +209,8 @@ class PathfindingEnv(TextHooks, MultiAgentEnv[PathfindingState, PathfindingParam
         self.progress_reward = float(progress_reward)
         self._goal_dist = self.goal_direction or self.progress_reward != 0.0
         self.mode, self.collision, self.map_type, self.obs_type = mode, collision, map_type, obs_type
-        # POGEMA's metrics of this mode, which alem.evaluate reports; CSR is also an outcome, so
-        # training's logs carry CSR_rate (their outcome mechanism counts bools only).
+        # POGEMA's metrics of this mode: alem.evaluate and training's logs report their means.
         self.episode_metrics = EPISODE_METRICS[mode]
-        self.outcomes = ("CSR",) if "CSR" in self.episode_metrics else ()
         self.obs_radius = int(obs_radius)
         self.lower_bounds = bool(lower_bounds)
         self._init = dict(density=density, max_steps=max_steps, maps=maps, starts=starts, goals=goals)

@@ -165,3 +165,29 @@ def test_a_multirun_writes_a_summary_with_a_row_per_job(tmp_path):
     for job in summary["jobs"]:
         res = json.loads((sweep_dir / job["job"] / "results.json").read_text())
         assert job["trained"] == pytest.approx(sum(map(sum, res["trained_return_per_seed"])) / 2)
+
+
+def test_a_pathfinding_run_logs_pogemas_metrics_not_only_shaped_returns(tmp_path):
+    """Training logs and the final evaluation used to show only the shaped return on pathfinding:
+    they carry CSR, ISR, SoC and makespan as means over finished episodes (the env's metrics)."""
+    run_dir = tmp_path / "run"
+    proc = _cli(
+        "alem.train",
+        "env=pathfinding_follow",
+        "env.kwargs.max_steps=16",
+        *(a for a in TINY_RUN if not a.startswith(("algo.num_steps", "eval.num_steps"))),
+        "algo.num_steps=16",
+        "eval.num_steps=16",
+        f"output_dir={run_dir}",
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    for row in rows:
+        assert (
+            0 <= row["CSR"] <= row["ISR"] <= 1 and 16 <= row["SoC"] <= 16 * 16 and 1 <= row["makespan"] <= 16
+        )
+    res = json.loads((run_dir / "results.json").read_text())
+    for name in ("CSR", "ISR", "SoC", "makespan"):
+        assert f"trained_{name}_mean" in res and f"random_{name}_mean" in res
+        assert f"  {name}: trained " in proc.stdout

@@ -342,26 +342,30 @@ def test_the_learned_policy_features_refuse_what_they_cannot_do():
         alem.make("pathfinding-v0", progress_reward=float("nan"))
 
 
-def test_modes_declare_pogemas_metrics_and_training_counts_csr():
-    """Each mode declares POGEMA's metrics of that mode (the evaluator reports them); one-shot and
-    disappear declare CSR an outcome too, so training's metrics carry ``CSR_rate``."""
+def test_modes_declare_pogemas_metrics_and_training_logs_their_means():
+    """Each mode declares POGEMA's metrics of that mode: the evaluator reports them, and training's
+    episode sums carry them, so metrics.jsonl and the final evaluation show CSR, ISR, SoC and
+    makespan (lifelong: throughput) as means over the finished episodes, not shaped returns only."""
     from alem.rollout import episode_totals, summarize
     from alem.wrappers import EpisodeStats
 
     want = {
-        "one_shot": (("CSR", "ISR", "SoC", "makespan"), ("CSR",)),
-        "disappear": (("CSR", "ISR"), ("CSR",)),
-        "lifelong": (("avg_throughput",), ()),
+        "one_shot": ("CSR", "ISR", "SoC", "makespan"),
+        "disappear": ("CSR", "ISR"),
+        "lifelong": ("avg_throughput",),
     }
-    for mode, (metrics, outcomes) in want.items():
-        env = PathfindingEnv(2, 4, mode=mode)
-        assert (env.episode_metrics, env.outcomes) == (metrics, outcomes), mode
-    # One agent one step from its goal, a one-step horizon: moving right solves the episode,
-    # waiting does not; one env of each makes CSR_rate 1/2.
+    for mode, metrics in want.items():
+        assert PathfindingEnv(2, 4, mode=mode).episode_metrics == metrics, mode
+    # One agent one step from its goal, a one-step horizon: moving right solves the episode
+    # (cost 1), waiting does not; one env of each: CSR and ISR 1/2, SoC 1 and 1 ... mean 1.
     env = EpisodeStats(PathfindingEnv(map_type="fixed", maps="..", starts=[[0, 0]], goals=[[0, 1]], max_steps=1))
     keys = jax.random.split(jax.random.key(0), 2)
     state, _ = jax.vmap(env.reset)(keys)
     _, ts = jax.vmap(env.step)(keys, state, jnp.array([[4], [0]]))
     assert ts.done.all()
     m = summarize(episode_totals(ts.info), env_steps=2)
-    assert int(m["episodes"]) == 2 and float(m["CSR_rate"]) == 0.5
+    assert int(m["episodes"]) == 2 and float(m["CSR"]) == 0.5 and float(m["ISR"]) == 0.5
+    per_env = [float(x) for x in ts.info["SoC"]]
+    assert float(m["SoC"]) == pytest.approx(sum(per_env) / 2) and float(m["makespan"]) == pytest.approx(
+        float(ts.info["makespan"].mean())
+    )
