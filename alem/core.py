@@ -78,7 +78,12 @@ class MultiAgentEnv(Generic[TState, TParams]):
       e.g. a no-op instead of the first legal action);
     - :meth:`apply_illegal_policy` adjusts the state and time step after
       :meth:`step_env` for modes other than ``"replace"`` (list them in
-      :attr:`illegal_action_modes`; e.g. ``"lose"`` ends a game as a loss).
+      :attr:`illegal_action_modes`). The base class does ``"lose"``: the game ends as a
+      loss of the offender, whose state and payoffs the env's :meth:`forfeit` says.
+
+    :meth:`timestep` builds a step's :class:`TimeStep` from the env's own :meth:`observe`,
+    :meth:`action_mask` and :meth:`acting` of the new state and the step's reward, flags and
+    info: :meth:`reset_env` and :meth:`step_env` return ``self.timestep(...)``.
 
     Text support (rules, text rendering, action names and a parser, for language
     agents) is the optional mixin :class:`~alem.text_hooks.TextHooks`:
@@ -205,6 +210,37 @@ class MultiAgentEnv(Generic[TState, TParams]):
         """Input for centralised critics; not computed inside ``step``."""
         params = self.default_params if params is None else params
         return self.observe(state, params).reshape(-1)
+
+    def timestep(
+        self,
+        state: TState,
+        params: TParams,
+        reward: jax.Array,
+        *,
+        terminated: Any = False,
+        truncated: Any = False,
+        info: dict[str, Any] | None = None,
+    ) -> TimeStep:
+        """The :class:`TimeStep` of ``state``: every agent's observation, the legal actions and
+        who acts (the env's :meth:`observe`, :meth:`action_mask`, :meth:`acting`), with the
+        step's ``reward`` (float32 ``[N]``), flags and ``info``."""
+        return TimeStep(
+            obs=self.observe(state, params),
+            action_mask=self.action_mask(state, params),
+            reward=jnp.asarray(reward, jnp.float32),
+            terminated=jnp.asarray(terminated, bool),
+            truncated=jnp.asarray(truncated, bool),
+            acting=self.acting(state, params),
+            info={} if info is None else info,
+        )
+
+    def forfeit(self, state: TState, offender: jax.Array, params: TParams) -> tuple[TState, jax.Array]:
+        """``(state, reward)`` of a game that ends because agent ``offender`` (int32 ``[]``) played
+        an illegal action, under ``illegal_action="lose"``: the terminal state and every agent's
+        reward ``[N]``. ``state`` is the one after :meth:`step_env` played the substitute
+        action. Envs that list ``"lose"`` in :attr:`illegal_action_modes` implement it; runs
+        traced."""
+        raise NotImplementedError(f"{type(self).__name__} lists illegal_action='lose' but has no forfeit()")
 
     # ------------------------------------------------------------------ public API
     def reset(self, key: PRNGKeyArray, params: TParams | None = None) -> tuple[TState, TimeStep]:
@@ -425,10 +461,18 @@ class MultiAgentEnv(Generic[TState, TParams]):
     ) -> tuple[TState, TimeStep]:
         """Extension point: ``(state, ts)`` after :meth:`step_env`, given the ``illegal`` flags.
 
-        For ``illegal_action`` modes other than ``"replace"`` (e.g. a game ending in a loss);
-        the default returns both unchanged. Runs traced.
+        For ``illegal_action`` modes other than ``"replace"``. ``"lose"``: when an acting agent's
+        action was illegal, the game ends as the env's :meth:`forfeit` says (the first flagged
+        agent is the offender; in a turn-based game only the mover can be flagged); otherwise
+        both are returned unchanged. Runs traced.
         """
-        return state, ts
+        if self.illegal_action != "lose":
+            return state, ts
+        offender = jnp.argmax(illegal).astype(jnp.int32)
+        lost, reward = self.forfeit(state, offender, params)
+        lost_ts = self.timestep(lost, params, reward, terminated=True, info=ts.info)
+        pick = illegal.any()
+        return jax.tree.map(lambda a, b: jnp.where(pick, a, b), (lost, lost_ts), (state, ts))
 
     def __getattr__(self, name: str) -> Any:
         # Only reached when normal lookup fails: name a missing text hook clearly.

@@ -180,3 +180,32 @@ def test_illegal_action_hooks_are_public_extension_points():
     assert ts.reward.tolist() == [-10.0, -1.0]  # scissors beat paper, then the penalty
     assert "sanitize_actions" in (alem.MultiAgentEnv.__doc__ or "")
     assert "apply_illegal_policy" in (alem.MultiAgentEnv.__doc__ or "")
+
+
+def test_the_contract_builds_the_timestep_and_the_forfeit():
+    """Every env used to write its own _timestep() and its own "lose" selection: the base class
+    builds the TimeStep from observe / action_mask / acting, and "lose" through forfeit()."""
+    import inspect
+
+    import alem.envs.coordination.lbf.env as lbf
+    import alem.envs.games.board as board
+    import alem.envs.games.hanabi.env as hanabi
+    import alem.envs.games.liars_dice as liars
+    import alem.envs.games.poker as poker
+
+    for module in (lbf, board, hanabi, liars, poker):
+        text = inspect.getsource(module)
+        assert "def _timestep" not in text and "TimeStep(" not in text, module.__name__
+    for cls in (board.BoardGame, hanabi.Hanabi, liars.LiarsDice, poker.PokerEnv):
+        assert "apply_illegal_policy" not in vars(cls) and "forfeit" in vars(cls), cls.__name__
+    # tic-tac-toe, "lose": X plays the centre, O plays the occupied centre and loses at once
+    env = alem.make("tic_tac_toe-v0", illegal_action="lose")
+    state, ts = env.reset(jax.random.key(0))
+    state, ts = env.step(jax.random.key(1), state, jnp.array([4, 0]))
+    state, ts = env.step(jax.random.key(2), state, jnp.array([0, 4]))
+    assert (
+        bool(ts.terminated)
+        and ts.reward.tolist() == [1.0, -1.0]
+        and ts.info["illegal_action"].tolist() == [False, True]
+    )
+    assert int(state.board.sum()) == 1 and int(state.winner) == 0  # the substitute move was taken back

@@ -90,8 +90,8 @@ def run(cfg: DictConfig, output_dir: str | Path, overrides: list[str] | None = N
     resume = cfg.get("resume")
     run_dir = Path(resume if resume else output_dir).resolve()
     if resume:
-        hold(run_dir)  # one process at a time finishes a run (refused: nothing written)
         cfg = _resumed_config(cfg, run_dir, overrides or [])
+        hold(run_dir)  # one process at a time finishes a run (refused: nothing written)
     current = OmegaConf.to_container(cfg, resolve=True)
     env = make_env(cfg.env)
     if current.get("openings") is None:  # saved resolved, so a resume or an export replays the same

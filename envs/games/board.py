@@ -212,17 +212,6 @@ class BoardGame(TextHooks, MultiAgentEnv[BoardState, BoardParams]):
         planes = jnp.asarray([[1, 2, 0], [2, 1, 0]], jnp.int8)[:, None, None, :]
         return b == planes
 
-    def _timestep(self, state: BoardState, reward: jax.Array) -> TimeStep:
-        return TimeStep(
-            obs=self.observe(state),
-            action_mask=self.action_mask(state),
-            reward=reward,
-            terminated=state.terminated,
-            truncated=jnp.bool_(False),
-            acting=self.acting(state),
-            info={},
-        )
-
     def reset_env(self, key: jax.Array, params: BoardParams) -> tuple[BoardState, TimeStep]:
         state = BoardState(
             board=jnp.zeros((self.num_cells,), jnp.int8),
@@ -232,7 +221,7 @@ class BoardGame(TextHooks, MultiAgentEnv[BoardState, BoardParams]):
             num_moves=jnp.int32(0),
             last_cell=jnp.int32(-1),
         )
-        return state, self._timestep(state, jnp.zeros((2,), jnp.float32))
+        return state, self.timestep(state, params, jnp.zeros((2,), jnp.float32))
 
     def step_env(
         self, key: jax.Array, state: BoardState, actions: jax.Array, params: BoardParams
@@ -255,27 +244,21 @@ class BoardGame(TextHooks, MultiAgentEnv[BoardState, BoardParams]):
             num_moves=num_moves,
             last_cell=jnp.where(live, cell, state.last_cell),
         )
-        return new, self._timestep(new, jnp.where(won, sign, 0.0))
+        return new, self.timestep(new, params, jnp.where(won, sign, 0.0), terminated=new.terminated)
 
-    def apply_illegal_policy(
-        self, state: BoardState, ts: TimeStep, illegal: jax.Array, params: BoardParams
-    ) -> tuple[BoardState, TimeStep]:
-        if self.illegal_action != "lose":
-            return state, ts
-        # Only the mover can be flagged; undo the replacement move the core made and end the game.
-        loser = jnp.argmax(illegal).astype(jnp.int32)
+    def forfeit(
+        self, state: BoardState, offender: jax.Array, params: BoardParams
+    ) -> tuple[BoardState, jax.Array]:
+        # Undo the substitute move the core made; the offender loses.
         lost = BoardState(
             board=jnp.where(jnp.arange(self.num_cells) == state.last_cell, 0, state.board).astype(jnp.int8),
-            player=loser,
-            winner=1 - loser,
+            player=offender,
+            winner=1 - offender,
             terminated=jnp.bool_(True),
             num_moves=state.num_moves - 1,
             last_cell=jnp.int32(-1),
         )
-        reward = jnp.where(jnp.arange(2) == loser, -1.0, 1.0).astype(jnp.float32)
-        lost_ts = self._timestep(lost, reward)
-        pick = illegal.any()
-        return jax.tree.map(lambda a, b: jnp.where(pick, a, b), (lost, lost_ts), (state, ts))
+        return lost, jnp.where(jnp.arange(2) == offender, -1.0, 1.0).astype(jnp.float32)
 
     # ------------------------------------------------------------------ text
     def text_vocabulary(self) -> dict[str, tuple[str, tuple[str, ...]]]:

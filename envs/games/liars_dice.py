@@ -54,7 +54,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from alem import spaces, struct
-from alem.core import EnvParams, MultiAgentEnv, TimeStep
+from alem.core import EnvParams, MultiAgentEnv
 from alem.errors import EnvArgumentError
 from alem.text_hooks import TextHooks, words
 
@@ -174,17 +174,6 @@ class LiarsDice(TextHooks, MultiAgentEnv[LiarsDiceState, LiarsDiceParams]):
         legal = jnp.where(idx < self.num_bids, idx > state.current_bid, state.current_bid >= 0)
         return legal[None, :] & self.acting(state, params)[:, None]
 
-    def _timestep(self, state: LiarsDiceState, params: LiarsDiceParams, reward: jax.Array) -> TimeStep:
-        return TimeStep(
-            obs=self.observe(state, params),
-            action_mask=self.action_mask(state, params),
-            reward=reward,
-            terminated=state.loser >= 0,
-            truncated=jnp.bool_(False),
-            acting=self.acting(state, params),
-            info={},
-        )
-
     def _utilities(self, loser: jax.Array) -> jax.Array:
         return jnp.where(jnp.arange(NUM_PLAYERS) == loser, -1.0, 1.0).astype(jnp.float32)
 
@@ -197,7 +186,7 @@ class LiarsDice(TextHooks, MultiAgentEnv[LiarsDiceState, LiarsDiceParams]):
             player=jnp.int32(0),
             loser=jnp.int32(-1),
         )
-        return state, self._timestep(state, params, jnp.zeros((NUM_PLAYERS,), jnp.float32))
+        return state, self.timestep(state, params, jnp.zeros((NUM_PLAYERS,), jnp.float32))
 
     def step_env(self, key, state, actions, params):
         action = actions[state.player]
@@ -218,7 +207,7 @@ class LiarsDice(TextHooks, MultiAgentEnv[LiarsDiceState, LiarsDiceParams]):
             loser=jnp.where(called, loser, state.loser),
         )
         reward = jnp.where(called, self._utilities(loser), 0.0)
-        return new, self._timestep(new, params, reward)
+        return new, self.timestep(new, params, reward, terminated=new.loser >= 0)
 
     def sanitize_actions(self, state, actions, params):
         actions, illegal = super().sanitize_actions(state, actions, params)
@@ -227,14 +216,8 @@ class LiarsDice(TextHooks, MultiAgentEnv[LiarsDiceState, LiarsDiceParams]):
             actions = jnp.where(illegal, _NO_MOVE, actions)
         return actions, illegal
 
-    def apply_illegal_policy(self, state, ts, illegal, params):
-        if self.illegal_action != "lose":
-            return state, ts
-        lost = illegal.any()  # only the player to move can be flagged
-        offender = jnp.argmax(illegal).astype(jnp.int32)
-        state = state.replace(loser=jnp.where(lost, offender, state.loser))
-        reward = jnp.where(lost, self._utilities(offender), ts.reward)
-        return state, self._timestep(state, params, reward)
+    def forfeit(self, state, offender, params):
+        return state.replace(loser=offender), self._utilities(offender)
 
     # ------------------------------------------------------------------ text
     def _bid_name(self, action: int) -> str:

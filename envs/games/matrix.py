@@ -42,7 +42,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from alem import spaces, struct
-from alem.core import MultiAgentEnv, TimeStep
+from alem.core import MultiAgentEnv
 from alem.envs.games.payoffs import GAMES, payoff_table
 from alem.errors import EnvArgumentError
 from alem.text_hooks import TextHooks
@@ -162,18 +162,6 @@ class RepeatedGame(TextHooks, MultiAgentEnv[RepeatedGameState, Any]):
         onehot = jax.nn.one_hot(seen + 1, a + 1, dtype=jnp.float32)  # [H, N, N, A+1]
         return jnp.moveaxis(onehot, 1, 0).reshape(self.num_agents, -1)
 
-    def _timestep(self, state, params, reward, terminated, truncated) -> TimeStep:
-        n = self.num_agents
-        return TimeStep(
-            obs=self.observe(state, params),
-            action_mask=jnp.ones((n, len(self._names)), dtype=bool),
-            reward=reward,
-            terminated=terminated,
-            truncated=truncated,
-            acting=jnp.ones((n,), dtype=bool),
-            info={"round": state.round},
-        )
-
     def reset_env(self, key, params):
         n = self.num_agents
         state = RepeatedGameState(
@@ -181,8 +169,7 @@ class RepeatedGame(TextHooks, MultiAgentEnv[RepeatedGameState, Any]):
             history=jnp.full((self.history_len, n), -1, dtype=jnp.int32),
             returns=jnp.zeros((n,), jnp.float32),
         )
-        false = jnp.bool_(False)
-        return state, self._timestep(state, params, jnp.zeros((n,), jnp.float32), false, false)
+        return state, self.timestep(state, params, jnp.zeros((n,), jnp.float32), info={"round": state.round})
 
     def step_env(self, key, state, actions, params):
         reward = self.payoff(params, actions).astype(jnp.float32)
@@ -198,7 +185,9 @@ class RepeatedGame(TextHooks, MultiAgentEnv[RepeatedGameState, Any]):
         horizon = state.round >= params.num_rounds
         terminated = stopped | (horizon & ~params.truncate_at_horizon)
         truncated = horizon & params.truncate_at_horizon & ~stopped
-        return state, self._timestep(state, params, reward, terminated, truncated)
+        return state, self.timestep(
+            state, params, reward, terminated=terminated, truncated=truncated, info={"round": state.round}
+        )
 
     # -- text
     def action_names(self, agent: int = 0) -> list[str]:

@@ -30,7 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from alem import spaces, struct
-from alem.core import EnvParams, MultiAgentEnv, TimeStep
+from alem.core import EnvParams, MultiAgentEnv
 from alem.errors import AlemError
 from alem.players import Player, Turn
 from alem.text_hooks import TextHooks
@@ -214,44 +214,28 @@ class PokerEnv(TextHooks, MultiAgentEnv):
     def observe(self, state: Any, params: Any = None) -> jax.Array:
         return jax.vmap(self.info_state, (None, 0))(state, jnp.arange(self.num_agents))
 
-    def _timestep(self, state: Any, reward: jax.Array) -> TimeStep:
-        return TimeStep(
-            obs=self.observe(state),
-            action_mask=self.action_mask(state),
-            reward=reward.astype(jnp.float32),
-            terminated=state.terminal,
-            truncated=jnp.bool_(False),
-            acting=self.acting(state),
-            info={},
-        )
-
     def reset_env(self, key, params):
         # The start state is computed from the dealt cards (elementwise work that fuses into the
         # auto-reset's select), not gathered from a table of start states (a gather per field).
         state = self.initial_state(deal(key, self.num_cards, self.num_dealt))
-        return state, self._timestep(state, jnp.zeros((self.num_agents,), jnp.float32))
+        return state, self.timestep(state, params, jnp.zeros((self.num_agents,), jnp.float32))
 
     def step_env(self, key, state, actions, params):
         # Chance after the deal is pre-drawn in the state, so the step key is unused.
         nxt = self.transition(state, actions[state.player])
         nxt = select_tree(state.terminal, state, nxt)  # a finished game stays finished
         reward = jnp.where(nxt.terminal & ~state.terminal, nxt.returns, 0.0)
-        return nxt, self._timestep(nxt, reward)
+        return nxt, self.timestep(nxt, params, reward, terminated=nxt.terminal)
 
-    def apply_illegal_policy(self, state, ts, illegal, params):
-        if self.illegal_action != "lose":
-            return state, ts
+    def forfeit(self, state, offender, params):
         # The replacement (first legal action: pass/fold/check) never adds chips, so
         # state.contrib still holds what the offender had in the pot before its move.
-        offender = jnp.argmax(illegal).astype(jnp.int32)
         lost = state.replace(
             terminal=jnp.bool_(True),
             returns=forfeit_returns(state.contrib, offender),
             forfeit=offender,
         )
-        any_illegal = illegal.any()
-        state = select_tree(any_illegal, lost, state)
-        return state, select_tree(any_illegal, self._timestep(lost, lost.returns), ts)
+        return lost, lost.returns
 
     # -- text
     def action_names(self, agent: int = 0) -> list[str]:

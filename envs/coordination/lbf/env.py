@@ -294,7 +294,7 @@ class LevelBasedForaging(TextHooks, MultiAgentEnv[LBFState, LBFParams]):
     def reset_env(self, key: jax.Array, params: LBFParams) -> tuple[LBFState, TimeStep]:
         state = self.generator(key, params)
         zero = jnp.zeros((self.num_agents,), jnp.float32)
-        return state, self._timestep(state, params, zero, jnp.bool_(False), jnp.bool_(False))
+        return state, self.timestep(state, params, zero)
 
     def _valid(self, state: LBFState) -> tuple[jax.Array, jax.Array]:
         """(valid bool [N, 6], adjacent bool [N, F]: food next to each agent)."""
@@ -344,18 +344,7 @@ class LevelBasedForaging(TextHooks, MultiAgentEnv[LBFState, LBFParams]):
         state = state.replace(agent_pos=agent_pos, food_level=food_level, step=state.step + 1)
         terminated = ~(food_level > 0).any()
         truncated = ~terminated & (state.step >= params.max_steps)
-        return state, self._timestep(state, params, reward.astype(jnp.float32), terminated, truncated)
-
-    def _timestep(self, state, params, reward, terminated, truncated) -> TimeStep:
-        return TimeStep(
-            obs=self.observe(state, params),
-            action_mask=self.action_mask(state, params),
-            reward=reward,
-            terminated=terminated,
-            truncated=truncated,
-            acting=jnp.ones((self.num_agents,), dtype=bool),
-            info={},
-        )
+        return state, self.timestep(state, params, reward, terminated=terminated, truncated=truncated)
 
     # ------------------------------------------------------------------ observations
     def observe(self, state: LBFState, params: LBFParams) -> jax.Array:

@@ -253,7 +253,7 @@ class MPEEnv(MultiAgentEnv[MPEState, MPEParams]):
             step=jnp.int32(0),
         )
         reward = jnp.zeros((lay.num_agents,), jnp.float32)
-        return state, self._timestep(state, params, reward, jnp.bool_(False))
+        return state, self.timestep(state, params, reward)
 
     def decode_actions(self, actions: jax.Array) -> tuple[jax.Array, jax.Array]:
         """Action force ``[A, 2]`` (already times ``accel``) and message ``[A, dim_c]``."""
@@ -302,21 +302,7 @@ class MPEEnv(MultiAgentEnv[MPEState, MPEParams]):
         pos, vel = physics_step(self.layout, state.pos, state.vel, u, zero)
         state = state.replace(pos=pos, vel=vel, comm=comm, step=state.step + 1)
         reward = self.rewards(state, params).astype(jnp.float32)
-        return state, self._timestep(state, params, reward, state.step >= params.max_steps)
-
-    def _timestep(
-        self, state: MPEState, params: MPEParams, reward: jax.Array, truncated: jax.Array
-    ) -> TimeStep:
-        n = self.num_agents
-        return TimeStep(
-            obs=self.observe(state, params),
-            action_mask=jnp.asarray(self._act_mask),
-            reward=reward,
-            terminated=jnp.bool_(False),
-            truncated=truncated,
-            acting=jnp.ones((n,), dtype=bool),
-            info={},
-        )
+        return state, self.timestep(state, params, reward, truncated=state.step >= params.max_steps)
 
     # ------------------------------------------------------------------ rendering
     def render_rgb(self, state: MPEState, params: MPEParams | None = None, size: int = 256) -> np.ndarray:

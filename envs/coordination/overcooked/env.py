@@ -219,7 +219,7 @@ class Overcooked(TextHooks, MultiAgentEnv[OvercookedState, OvercookedParams]):
     def reset_env(self, key: jax.Array, params: OvercookedParams) -> tuple[OvercookedState, TimeStep]:
         state = self.initial_state()
         zero = jnp.zeros((self.num_agents,), jnp.float32)
-        return state, self._timestep(state, params, zero, zero, zero, jnp.bool_(False))
+        return state, self.timestep(state, params, zero, info=_info(state, zero, zero))
 
     def _cook_time_at(self, soup: jax.Array, params: OvercookedParams) -> jax.Array:
         return params.cook_time[soup[..., 0], soup[..., 1]]
@@ -347,17 +347,8 @@ class Overcooked(TextHooks, MultiAgentEnv[OvercookedState, OvercookedParams]):
         )
         reward = sparse.sum() + params.shaping_factor * shaped
         truncated = state.time >= params.max_steps
-        return state, self._timestep(state, params, reward, sparse, shaped, truncated)
-
-    def _timestep(self, state, params, reward, sparse, shaped, truncated) -> TimeStep:
-        return TimeStep(
-            obs=self.observe(state, params),
-            action_mask=jnp.ones((self.num_agents, len(ACTION_NAMES)), dtype=bool),
-            reward=reward.astype(jnp.float32),
-            terminated=jnp.bool_(False),
-            truncated=truncated,
-            acting=jnp.ones((self.num_agents,), dtype=bool),
-            info={"sparse_reward": sparse, "shaped_reward": shaped, "delivered": state.delivered},
+        return state, self.timestep(
+            state, params, reward, truncated=truncated, info=_info(state, sparse, shaped)
         )
 
     # ------------------------------------------------------------------ observations
@@ -435,3 +426,8 @@ class Overcooked(TextHooks, MultiAgentEnv[OvercookedState, OvercookedParams]):
     ) -> np.ndarray:
         """uint8 ``[H * cell, W * cell, 3]``: tiles, objects, cooks as discs with a facing mark."""
         return viewer.render_rgb(self, state, self.default_params if params is None else params, cell)
+
+
+def _info(state: OvercookedState, sparse: jax.Array, shaped: jax.Array) -> dict[str, jax.Array]:
+    """A step's info: the sparse (soup) and shaped rewards apart, and the soups delivered so far."""
+    return {"sparse_reward": sparse, "shaped_reward": shaped, "delivered": state.delivered}

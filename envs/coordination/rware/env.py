@@ -315,7 +315,7 @@ class Warehouse(RwareObserver, TextHooks, MultiAgentEnv[RwareState, RwareParams]
     def reset_env(self, key: jax.Array, params: RwareParams) -> tuple[RwareState, TimeStep]:
         state = self.generator(key, params)
         zero = jnp.zeros((self.num_agents,), jnp.float32)
-        return state, self._timestep(state, params, zero, jnp.bool_(False))
+        return state, self.timestep(state, params, zero)
 
     def request_draws(self, key: jax.Array) -> jax.Array:
         """float32 ``[G]`` uniforms of one step (its key): a delivery on goal ``g`` requests the
@@ -418,18 +418,7 @@ class Warehouse(RwareObserver, TextHooks, MultiAgentEnv[RwareState, RwareParams]
             inactive_steps=jnp.where(delivered, 0, state.inactive_steps + 1),
         )
         truncated = (state.step >= params.max_steps) | (state.inactive_steps >= params.max_inactivity_steps)
-        return state, self._timestep(state, params, reward.astype(jnp.float32), truncated)
-
-    def _timestep(self, state, params, reward, truncated) -> TimeStep:
-        return TimeStep(
-            obs=self.observe(state, params),
-            action_mask=jnp.ones((self.num_agents, self.num_actions), dtype=bool),
-            reward=reward,
-            terminated=jnp.bool_(False),
-            truncated=truncated,
-            acting=jnp.ones((self.num_agents,), dtype=bool),
-            info={},
-        )
+        return state, self.timestep(state, params, reward, truncated=truncated)
 
     # ------------------------------------------------------------------ text
     def action_names(self, agent: int = 0) -> list[str]:

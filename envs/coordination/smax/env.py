@@ -370,7 +370,7 @@ class SMAX(TextHooks, MultiAgentEnv[SmaxState, SmaxParams]):
         )
         zero = jnp.zeros((self.num_agents,), jnp.float32)
         no = jnp.bool_(False)
-        return state, self._timestep(state, params, zero, no, no, no, no)
+        return state, self._outcome_timestep(state, params, zero, no, no, no, no)
 
     def _orders(self, key: jax.Array, state: SmaxState, actions: jax.Array):
         """Every unit's action ``[U]`` and the heuristic's new memory."""
@@ -466,26 +466,22 @@ class SMAX(TextHooks, MultiAgentEnv[SmaxState, SmaxParams]):
             step=state.step + 1,
         )
         terminated = allies_out | enemies_out
-        return state, self._timestep(
+        return state, self._outcome_timestep(
             state, params, reward, terminated, timeout & ~terminated, allies_out, enemies_out
         )
 
-    def _timestep(self, state, params, reward, terminated, truncated, allies_out, enemies_out) -> TimeStep:
-        return TimeStep(
-            obs=self.observe(state, params),
-            action_mask=self.action_mask(state, params),
-            reward=reward,
-            terminated=terminated,
-            truncated=truncated,
-            acting=jnp.ones((self.num_agents,), bool),
-            info={
-                "won": enemies_out & ~allies_out,
-                "lost": allies_out & ~enemies_out,
-                "draw": allies_out & enemies_out,
-                "timeout": truncated,
-                "alive": state.alive[self.learners],
-            },
-        )
+    def _outcome_timestep(
+        self, state, params, reward, terminated, truncated, allies_out, enemies_out
+    ) -> TimeStep:
+        """The step's TimeStep with SMAX's info: the episode's outcome and who is alive."""
+        info = {
+            "won": enemies_out & ~allies_out,
+            "lost": allies_out & ~enemies_out,
+            "draw": allies_out & enemies_out,
+            "timeout": truncated,
+            "alive": state.alive[self.learners],
+        }
+        return self.timestep(state, params, reward, terminated=terminated, truncated=truncated, info=info)
 
     # ------------------------------------------------------------------ text and pixels
     def action_names(self, agent: int = 0) -> list[str]:

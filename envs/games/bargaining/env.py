@@ -70,7 +70,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from alem import spaces
-from alem.core import MultiAgentEnv, TimeStep
+from alem.core import MultiAgentEnv
 from alem.envs.games.bargaining import viewer
 from alem.envs.games.bargaining.text import BargainingText
 from alem.envs.games.bargaining.types import (
@@ -217,17 +217,6 @@ class Bargaining(BargainingText, MultiAgentEnv[BargainingState, BargainingParams
         rows = [jnp.concatenate([public, therm(state.values[p], VALUE_MAX + 1), history]) for p in range(2)]
         return jnp.stack(rows).astype(jnp.float32)
 
-    def _timestep(self, state: BargainingState, params: BargainingParams, reward: jax.Array) -> TimeStep:
-        return TimeStep(
-            obs=self.observe(state, params),
-            action_mask=self.action_mask(state, params),
-            reward=reward,
-            terminated=self.terminal(state),
-            truncated=jnp.bool_(False),
-            acting=self.acting(state, params),
-            info={},
-        )
-
     def reset_env(self, key, params):
         idx = jax.random.randint(key, (), 0, len(self.instances)).astype(jnp.int32)
         inst = jnp.asarray(self.instances)[idx]
@@ -241,7 +230,7 @@ class Bargaining(BargainingText, MultiAgentEnv[BargainingState, BargainingParams
             agreed=jnp.bool_(False),
             ended=jnp.bool_(False),
         )
-        return state, self._timestep(state, params, jnp.zeros((NUM_PLAYERS,), jnp.float32))
+        return state, self.timestep(state, params, jnp.zeros((NUM_PLAYERS,), jnp.float32))
 
     def step_env(self, key, state, actions, params):
         action = actions[state.player]
@@ -270,4 +259,4 @@ class Bargaining(BargainingText, MultiAgentEnv[BargainingState, BargainingParams
         value = jnp.sum(state.values * shares, axis=1).astype(jnp.float32)
         factor = jnp.power(params.discount, jnp.maximum(n - 1, 0).astype(jnp.float32))
         reward = jnp.where(agree, value * factor, 0.0)
-        return new, self._timestep(new, params, reward)
+        return new, self.timestep(new, params, reward, terminated=self.terminal(new))

@@ -61,7 +61,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from alem import spaces
-from alem.core import MultiAgentEnv, TimeStep
+from alem.core import MultiAgentEnv
 from alem.envs.games.hanabi.text import HanabiText
 from alem.envs.games.hanabi.types import (
     _ENCODED_KIND,
@@ -263,7 +263,7 @@ class Hanabi(HanabiText, HanabiViewer, MultiAgentEnv[HanabiState, HanabiParams])
             last_scored=jnp.bool_(False),
             last_token=jnp.bool_(False),
         )
-        return state, self._timestep(state, params, jnp.zeros((P,), jnp.float32))
+        return state, self.timestep(state, params, jnp.zeros((P,), jnp.float32))
 
     def step_env(self, key, state, actions, params):
         P, H, R = self.num_players, self.hand_size, self.ranks
@@ -375,7 +375,7 @@ class Hanabi(HanabiText, HanabiViewer, MultiAgentEnv[HanabiState, HanabiParams])
             last_token=jnp.where(moves, token, state.last_token),
         )
         reward = (self.score(new) - self.score(state)).astype(jnp.float32)
-        return new, self._timestep(new, params, jnp.full((P,), reward))
+        return new, self.timestep(new, params, jnp.full((P,), reward), terminated=self.terminal(new))
 
     def acting(self, state: HanabiState, params: HanabiParams) -> jax.Array:
         return (jnp.arange(self.num_players) == state.player) & ~self.terminal(state)
@@ -395,17 +395,6 @@ class Hanabi(HanabiText, HanabiViewer, MultiAgentEnv[HanabiState, HanabiParams])
         )
         del H
         return legal[None, :] & self.acting(state, params)[:, None]
-
-    def _timestep(self, state: HanabiState, params: HanabiParams, reward: jax.Array) -> TimeStep:
-        return TimeStep(
-            obs=self.observe(state, params),
-            action_mask=self.action_mask(state, params),
-            reward=reward,
-            terminated=self.terminal(state),
-            truncated=jnp.bool_(False),
-            acting=self.acting(state, params),
-            info={},
-        )
 
     # ------------------------------------------------------------------ observation
     def observe(self, state: HanabiState, params: HanabiParams) -> jax.Array:
@@ -469,10 +458,8 @@ class Hanabi(HanabiText, HanabiViewer, MultiAgentEnv[HanabiState, HanabiParams])
             actions = jnp.where(illegal, _NO_MOVE, actions)
         return actions, illegal
 
-    def apply_illegal_policy(self, state, ts, illegal, params):
-        if self.illegal_action != "lose":
-            return state, ts
-        lost = illegal.any()
-        ended = state.replace(life_tokens=jnp.where(lost, 0, state.life_tokens))
-        reward = jnp.where(lost, -self.score(state).astype(jnp.float32), ts.reward)
-        return ended, self._timestep(ended, params, reward)
+    def forfeit(self, state, offender, params):
+        # The game ends as if the last life were lost: the team scores nothing.
+        return state.replace(life_tokens=jnp.zeros_like(state.life_tokens)), jnp.full(
+            (self.num_players,), -self.score(state).astype(jnp.float32)
+        )

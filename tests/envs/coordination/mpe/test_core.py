@@ -138,7 +138,7 @@ def test_heterogeneous_spaces_masks_and_roles():
     np.testing.assert_array_equal(ts2.info["illegal_action"], [True, False])
     cont = alem.make("mpe/simple_speaker_listener-v0", continuous_actions=True)
     assert cont.action_space(0).shape == (3,) and cont.action_space().shape == (2, 5)
-    tsc = cont._timestep(state, cont.default_params, jnp.zeros(2), jnp.bool_(False))
+    tsc = cont.timestep(state, cont.default_params, jnp.zeros(2))
     np.testing.assert_array_equal(tsc.action_mask, [[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]])
     wc = alem.make("mpe/simple_world_comm-v0")
     assert [wc.action_space(i).n for i in range(6)] == [20, 5, 5, 5, 5, 5]
