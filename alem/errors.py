@@ -173,12 +173,15 @@ class EndpointFailing(TextBackendError):
 
 class SessionError(AlemError):
     """A served session cannot take a request (alem.serve); ``status`` is the HTTP status that
-    names the kind (400 bad request or illegal move, 404 unknown session, 409 ended, 413 too
-    large, 429 too many sessions)."""
+    names the kind (400 bad request or illegal move, 403/421 a foreign page or host, 404 unknown
+    session, 405 another method, 409 ended, 413 too large, 415 not JSON, 429 too many sessions,
+    501 unsupported framing). ``close``: the connection is dropped after the answer (the
+    request's framing cannot be trusted); ``allow``: a route's methods (405)."""
 
-    def __init__(self, message: str, status: int = 400):
+    def __init__(self, message: str, status: int = 400, *, close: bool = False, allow: tuple[str, ...] = ()):
         super().__init__(message)
         self.status = status
+        self.close, self.allow = close, allow
 
 
 # ------------------------------------------------------------------------- messages

@@ -116,15 +116,6 @@ def _route(path: str) -> tuple[str, str | None, tuple[str, ...]] | None:
     return ("step", m.group(1), ("POST",)) if m.group(2) else ("session", m.group(1), ("DELETE", "GET"))
 
 
-class _Refusal(SessionError):
-    """A refusal of the request itself: ``close`` drops the connection after the answer (its
-    framing cannot be trusted), ``allow`` lists a route's methods (405)."""
-
-    def __init__(self, message: str, status: int = 400, *, close: bool = False, allow: tuple[str, ...] = ()):
-        super().__init__(message, status)
-        self.close, self.allow = close, allow
-
-
 class _Handler(BaseHTTPRequestHandler):
     server: JsonApiServer
     timeout = 30  # seconds a client may take to send its request (a stalled one is dropped)
@@ -191,23 +182,23 @@ class _Handler(BaseHTTPRequestHandler):
         """The body's length, from exactly one decimal Content-Length: anything else could be
         read differently by a proxy in front, and what follows smuggled in as a second request."""
         if self.headers.get_all("Transfer-Encoding"):
-            raise _Refusal(
+            raise SessionError(
                 "Transfer-Encoding is not supported: send the body with a Content-Length", 501, close=True
             )
         lengths = self.headers.get_all("Content-Length") or []
         if len(lengths) > 1:
-            raise _Refusal(f"Content-Length is given {len(lengths)} times; send it once", close=True)
+            raise SessionError(f"Content-Length is given {len(lengths)} times; send it once", close=True)
         if not lengths:
             return 0
         value = lengths[0].strip()
         if not re.fullmatch(r"[0-9]+", value):
-            raise _Refusal(
+            raise SessionError(
                 f"Content-Length must be a decimal number of bytes, got {brief(value)}", close=True
             )
         n = int(value) if len(value) <= 18 else 10**18
         self._unread = n > 0
         if n > self.server.max_body_bytes:
-            raise _Refusal(
+            raise SessionError(
                 f"the body has {brief(n)} bytes; the most this server reads is {self.server.max_body_bytes}",
                 413,
             )
@@ -217,16 +208,18 @@ class _Handler(BaseHTTPRequestHandler):
         """421 for a Host that is not a name of this loopback server, 403 for a page elsewhere."""
         hosts = self.headers.get_all("Host") or []
         if len(hosts) > 1:
-            raise _Refusal(f"Host is given {len(hosts)} times; send it once")
+            raise SessionError(f"Host is given {len(hosts)} times; send it once")
         names = self.server.names
         if names is None:
             return
         if not hosts or not _name_in(hosts[0].strip(), names):
             said = brief(hosts[0]) if hosts else "missing"
-            raise _Refusal(f"Host {said} is not a name of this server; it answers to {', '.join(names)}", 421)
+            raise SessionError(
+                f"Host {said} is not a name of this server; it answers to {', '.join(names)}", 421
+            )
         for origin in self.headers.get_all("Origin") or []:
             if not (origin.startswith("http://") and _name_in(origin.removeprefix("http://"), names)):
-                raise _Refusal(
+                raise SessionError(
                     f"Origin {brief(origin)} may not use this server; only loopback pages may", 403
                 )
 
@@ -236,21 +229,21 @@ class _Handler(BaseHTTPRequestHandler):
             # a web page may send a "simple" cross-origin request (a form, text/plain) unasked;
             # JSON needs the browser to ask first, and this server never agrees
             said = brief(kind) if kind else "none"
-            raise _Refusal(f"the body must be sent as Content-Type: application/json, got {said}", 415)
+            raise SessionError(f"the body must be sent as Content-Type: application/json, got {said}", 415)
         raw = self.rfile.read(n) if n > 0 else b""
         self._unread = False
         if len(raw) < n:
-            raise _Refusal(f"the body ended after {len(raw)} of its {n} bytes", close=True)
+            raise SessionError(f"the body ended after {len(raw)} of its {n} bytes", close=True)
         if not raw.strip():
             return {}
         try:
             body = json.loads(raw, parse_int=_read_int)
         except RecursionError:
-            raise _Refusal("the body nests arrays/objects too deeply to be read") from None
+            raise SessionError("the body nests arrays/objects too deeply to be read") from None
         except ValueError:
-            raise _Refusal("the body is not JSON") from None
+            raise SessionError("the body is not JSON") from None
         if not isinstance(body, dict):
-            raise _Refusal(f"the body must be a JSON object, got {type(body).__name__}")
+            raise SessionError(f"the body must be a JSON object, got {type(body).__name__}")
         return body
 
     def _handle(self) -> None:
@@ -263,10 +256,10 @@ class _Handler(BaseHTTPRequestHandler):
             route = _route(path)
             if route is None:
                 status = 404 if method in _KNOWN_METHODS else 501
-                raise _Refusal(f"no route {_cut(method)} {_cut(path)}", status)
+                raise SessionError(f"no route {_cut(method)} {_cut(path)}", status)
             name, sid, allow = route
             if method not in allow:
-                raise _Refusal(
+                raise SessionError(
                     f"{_cut(method)} {_cut(path)}: this route takes {', '.join(allow)}", 405, allow=allow
                 )
             body = self._body(n)
@@ -286,8 +279,7 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 out, status = _step(store, sid, body), 200
         except SessionError as e:
-            close = getattr(e, "close", False) or self._unread
-            self._send(e.status, {"error": str(e)}, close=close, allow=getattr(e, "allow", ()))
+            self._send(e.status, {"error": str(e)}, close=e.close or self._unread, allow=e.allow)
         except (ConnectionError, TimeoutError):
             raise  # the client went away: nothing to answer (the server drops it quietly)
         except Exception as e:  # a fault of the server: answered, logged, and the server keeps serving
