@@ -198,6 +198,7 @@ def test_the_contract_builds_the_timestep_and_the_forfeit():
         assert "def _timestep" not in text and "TimeStep(" not in text, module.__name__
     for cls in (board.BoardGame, hanabi.Hanabi, liars.LiarsDice, poker.PokerEnv):
         assert "apply_illegal_policy" not in vars(cls) and "forfeit" in vars(cls), cls.__name__
+        assert "sanitize_actions" not in vars(cls), cls.__name__  # a no-move substitute: forfeit_move
     # tic-tac-toe, "lose": X plays the centre, O plays the occupied centre and loses at once
     env = alem.make("tic_tac_toe-v0", illegal_action="lose")
     state, ts = env.reset(jax.random.key(0))

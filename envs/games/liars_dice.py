@@ -107,6 +107,7 @@ class LiarsDice(TextHooks, MultiAgentEnv[LiarsDiceState, LiarsDiceParams]):
     """
 
     illegal_action_modes: ClassVar[tuple[str, ...]] = ("replace", "lose")
+    forfeit_move: ClassVar[int | None] = _NO_MOVE  # no move is applied; forfeit() ends the game
     stochastic: ClassVar[bool] = True
     turn_based: ClassVar[bool] = True
     zero_sum: ClassVar[bool] = True
@@ -208,13 +209,6 @@ class LiarsDice(TextHooks, MultiAgentEnv[LiarsDiceState, LiarsDiceParams]):
         )
         reward = jnp.where(called, self._utilities(loser), 0.0)
         return new, self.timestep(new, params, reward, terminated=new.loser >= 0)
-
-    def sanitize_actions(self, state, actions, params):
-        actions, illegal = super().sanitize_actions(state, actions, params)
-        if self.illegal_action == "lose":
-            # No move is applied for an illegal action; apply_illegal_policy then ends the game.
-            actions = jnp.where(illegal, _NO_MOVE, actions)
-        return actions, illegal
 
     def forfeit(self, state, offender, params):
         return state.replace(loser=offender), self._utilities(offender)

@@ -99,6 +99,7 @@ class Hanabi(HanabiText, HanabiViewer, MultiAgentEnv[HanabiState, HanabiParams])
     cooperative: ClassVar[bool] = True  # the agents share one goal (alem.core.MultiAgentEnv)
 
     illegal_action_modes: ClassVar[tuple[str, ...]] = ("replace", "lose")
+    forfeit_move: ClassVar[int | None] = _NO_MOVE  # no move is applied; forfeit() ends the game
     stochastic: ClassVar[bool] = True
     turn_based: ClassVar[bool] = True
 
@@ -452,12 +453,6 @@ class Hanabi(HanabiText, HanabiViewer, MultiAgentEnv[HanabiState, HanabiParams])
         return jnp.concatenate(parts)
 
     # ------------------------------------------------------------------ illegal moves
-    def sanitize_actions(self, state, actions, params):
-        actions, illegal = super().sanitize_actions(state, actions, params)
-        if self.illegal_action == "lose":
-            actions = jnp.where(illegal, _NO_MOVE, actions)
-        return actions, illegal
-
     def forfeit(self, state, offender, params):
         # The game ends as if the last life were lost: the team scores nothing.
         return state.replace(life_tokens=jnp.zeros_like(state.life_tokens)), jnp.full(
