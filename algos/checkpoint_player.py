@@ -181,7 +181,15 @@ def _restore_rows(
     found = latest(run_dir)
     if found is None:
         raise CheckpointError(f"{run_dir}: no checkpoint")
-    return learner, restore(found[1], template)
+    try:
+        return learner, restore(found[1], template)
+    except CheckpointError:
+        # Playing needs only the parameters, which lead the state: a run whose later leaves are
+        # laid out otherwise (an older alem's env info) still plays; a damaged one still fails.
+        count = len(jax.tree.leaves(template.params))
+        if not all(a is b for a, b in zip(jax.tree.leaves(template), jax.tree.leaves(template.params))):
+            raise
+        return learner, restore(found[1], template, leading=count)
 
 
 def actor_actions(

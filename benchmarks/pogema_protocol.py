@@ -19,10 +19,12 @@ for whole agent counts of a shipped set's own settings: ``--limit-maps`` and ``-
 ``--maps``/``--config`` read any ``maps.yaml`` and evaluation YAML of the benchmark's format.
 Policies (one or more per run, one table): ``pibt`` (:mod:`alem.envs.pathfinding.pibt`), ``bfs``
 (:mod:`alem.envs.pathfinding.baseline`), both with BFS distances from a table built once per
-map, ``random``, and ``checkpoint:<run dir>``: the trained actor of a ``python -m alem.train`` run
-(IPPO with a shared actor, e.g. ``env=pathfinding_follow``), which plays every agent count and
-map size from its local view; it samples its actions (greedy: ``checkpoint:<run dir>#greedy``)
-and gets the trained env's ``goal_direction`` channel. The output folder must not exist. Each block
+map, ``random``, ``follow`` (the learned follower alem ships, an exported actor) and
+``checkpoint:<run dir>``: the trained actor of a ``python -m alem.train`` run or of an exported
+actor (IPPO with a shared actor, e.g. ``env=pathfinding_follow``), which plays every agent count
+and map size from its local view; it samples its actions (greedy: ``checkpoint:<run dir>#greedy``,
+``follow#greedy``) and gets the trained env's ``goal_direction`` channel
+(:mod:`benchmarks.pogema_policies`). The output folder must not exist. Each block
 (one policy on one agent count) is a flushed line of its ``blocks.jsonl`` as it ends, so a killed
 run keeps its finished blocks; the same command with ``--resume`` runs only the rest (refused, one
 line, if its settings differ from the saved ``settings.json``). ``instances.csv`` (one row per
@@ -33,7 +35,6 @@ machine) are written whole from all blocks at the end, and the table is printed.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import csv
 import hashlib
 import io
@@ -57,6 +58,8 @@ from alem.envs.pathfinding.env import PathfindingEnv
 from alem.errors import AlemError, CorruptFileError
 from alem.intervals import ci95
 from alem.rundir import JsonlWriter, hold, read_jsonl, write_atomic
+from benchmarks.pogema_policies import LEARNED, POLICIES, policy_label, policy_spec, trained_kwargs
+from benchmarks.pogema_policies import digest as checkpoint_digest
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLISHED = ROOT / "benchmarks" / "results" / "pogema_published.json"
@@ -74,7 +77,6 @@ METRICS = {"mapf": ("CSR", "ISR", "SoC", "makespan"), "lmapf": ("avg_throughput"
 COMPARED = {"mapf": ("LaCAM", "SCRIMP", "DCC"), "lmapf": ("RHCR", "Follower", "MATS-LP")}
 #: The metrics the printed table compares (the benchmark's headline ones).
 HEADLINE = {"mapf": ("CSR", "SoC"), "lmapf": ("avg_throughput",)}
-POLICIES = ("pibt", "bfs", "random")
 OBS_RADIUS = 5  # POGEMA's default; no configuration of the benchmark sets another
 #: In ``--out``: the run's settings (a resume must match them), and one flushed line per finished block.
 SETTINGS_FILE, BLOCKS_FILE = "settings.json", "blocks.jsonl"
@@ -124,42 +126,6 @@ def distance_table(obstacles: jax.Array) -> jax.Array:
     return jnp.minimum(G.bfs_distances(~obstacles, cells), 32767).astype(jnp.int16)
 
 
-def _checkpoint(policy: str) -> tuple[Path, bool]:
-    """(run dir, greedy) of a ``checkpoint:<run dir>[#greedy]`` policy."""
-    return Path(policy.removeprefix("checkpoint:").removesuffix("#greedy")), policy.endswith("#greedy")
-
-
-def policy_spec(text: str) -> str:
-    """An argparse type: a classical policy name or ``checkpoint:<run dir>[#greedy]`` (a run with results.json)."""
-    if text in POLICIES:
-        return text
-    if text.startswith("checkpoint:"):
-        run_dir, _ = _checkpoint(text)
-        if not (run_dir / "results.json").is_file():
-            raise argparse.ArgumentTypeError(f"{run_dir} has no results.json (a finished alem.train run?)")
-        return text
-    raise argparse.ArgumentTypeError(f"{text!r}: choose from {list(POLICIES)} or checkpoint:<run dir>")
-
-
-def policy_label(policy: str) -> str:
-    """The name a policy has in the tables: a checkpoint by its run folder's name, not its path."""
-    if not policy.startswith("checkpoint:"):
-        return policy
-    run_dir, greedy = _checkpoint(policy)
-    return f"checkpoint:{run_dir.name}" + ("#greedy" if greedy else "")
-
-
-def _trained_kwargs(policy: str) -> tuple[Path, bool, dict[str, Any]]:
-    """(run dir, greedy, the trained env's keywords) of a ``checkpoint:`` policy."""
-    run_dir, greedy = _checkpoint(policy)
-    try:
-        res = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
-        kwargs = dict(((res.get("config") or {}).get("env") or {}).get("kwargs") or {})
-    except (OSError, ValueError, TypeError, AttributeError) as e:
-        raise AlemError(f"{run_dir}/results.json is unreadable or not an alem.train result ({e})") from None
-    return run_dir, greedy, kwargs
-
-
 def run_group(
     maps: dict[str, np.ndarray], rows: list[dict], mode: str, max_steps: int, policy: str, seed: int = 0
 ) -> list[dict[str, Any]]:
@@ -169,7 +135,7 @@ def run_group(
     env_mode = "lifelong" if mode == "lmapf" else "one_shot"
     # Each task once (lifelong goal sequences are built in Python): they size the env and fill its params.
     tasks = [B.instance_task(g, n, r["seed"], max_steps, env_mode) for g, r in zip(grids, rows, strict=True)]
-    trained = _trained_kwargs(policy) if policy.startswith("checkpoint:") else None
+    trained = trained_kwargs(policy) if policy.startswith("checkpoint:") else None
     env = _group_env(grids, tasks, n, env_mode, max_steps, trained)
     actor = None
     if trained is not None:
@@ -216,7 +182,7 @@ def _group_env(
 
 def check_checkpoint(maps: dict[str, np.ndarray], row: dict, mode: str, max_steps: int, policy: str) -> None:
     """Raise :class:`AlemError` if a ``checkpoint:`` policy cannot play ``row`` (checked before any block)."""
-    trained = _trained_kwargs(policy)
+    trained = trained_kwargs(policy)
     env_mode = "lifelong" if mode == "lmapf" else "one_shot"
     grid, n = maps[row["map_name"]], row["num_agents"]
     tasks = [B.instance_task(grid, n, row["seed"], max_steps, env_mode)]
@@ -331,11 +297,7 @@ def run_settings(
         digest.update(np.ascontiguousarray(maps[name]).tobytes())
     policies = []
     for policy, label in zip(args.policy, labels, strict=True):
-        trained = None  # a checkpoint by its results.json's hash: its label is only a folder's name
-        if policy.startswith("checkpoint:"):
-            with contextlib.suppress(OSError):
-                trained = hashlib.sha256((_checkpoint(policy)[0] / "results.json").read_bytes()).hexdigest()
-        policies.append({"label": label, "checkpoint": trained})
+        policies.append({"label": label, "checkpoint": checkpoint_digest(policy)})  # a label is only a folder name
     settings = dict(map_set=args.set, maps=digest.hexdigest(), mode=mode, max_steps=max_steps, seed=args.seed)
     settings.update(obs_radius=OBS_RADIUS, collision="soft", policies=policies, instances=rows)
     return json.loads(json.dumps(settings))  # as it reads back from the file
@@ -400,7 +362,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         type=policy_spec,
         nargs="+",
         default=["pibt"],
-        help=f"one or more, one table: {', '.join(POLICIES)}, checkpoint:<run dir>[#greedy]",
+        help=f"one or more, one table: {', '.join(POLICIES)}, {', '.join(LEARNED)} (shipped, learned), "
+        "checkpoint:<run dir or exported actor>[#greedy]",
     )
     p.add_argument("--num-agents", type=int, nargs="*", help="only these agent counts")
     p.add_argument("--limit-maps", type=int, help="only the first K maps (by name): a quick look")

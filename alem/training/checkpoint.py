@@ -140,17 +140,36 @@ def latest(run_dir: str | Path) -> tuple[int, Path] | None:
     return found[0] if found else None
 
 
-def restore(path: str | Path, template: Any) -> Any:
-    """Read the checkpoint at ``path`` into the structure, shapes and dtypes of ``template``."""
+def restore(path: str | Path, template: Any, leading: int | None = None) -> Any:
+    """Read the checkpoint at ``path`` into the structure, shapes and dtypes of ``template``.
+
+    ``leading``: read only the first ``leading`` leaves of ``template`` (in its flatten order),
+    the others stay the template's. A learner state's parameters lead it, so a player can read
+    them from a checkpoint whose later leaves are laid out otherwise (a run of an older alem
+    whose env info had other entries), which a whole restore refuses.
+    """
     import orbax.checkpoint as ocp
 
     path = Path(path).resolve()
     if not path.is_dir():
         raise CheckpointError(f"checkpoint {path} does not exist")
     abstract = jax.tree.map(ocp.utils.to_shape_dtype_struct, _to_raw(template))
-    ckpt = _checkpointer()
+    if leading is not None:
+        abstract = {k: v for k, v in abstract.items() if int(k) < leading}
+    ckpt = _checkpointer() if leading is None else ocp.PyTreeCheckpointer()
     try:
-        raw = ckpt.restore(path, args=ocp.args.StandardRestore(abstract))
+        if leading is None:
+            raw = ckpt.restore(path, args=ocp.args.StandardRestore(abstract))
+        else:  # orbax reads a leaf into any shape asked for: the shapes are compared first
+            meta = ckpt.metadata(path)
+            meta = getattr(meta, "item_metadata", meta)
+            for k, v in abstract.items():
+                if k not in meta or (tuple(meta[k].shape), str(meta[k].dtype)) != (tuple(v.shape), str(v.dtype)):
+                    raise ValueError(f"leaf {k} on disk is not {tuple(v.shape)} {v.dtype}")
+            restore_args = ocp.checkpoint_utils.construct_restore_args(abstract)
+            raw = ckpt.restore(
+                path, args=ocp.args.PyTreeRestore(item=abstract, restore_args=restore_args, partial_restore=True)
+            )
     except Exception as e:  # orbax raises many types for unreadable or mismatched data
         raise CheckpointError(
             f"checkpoint {path} could not be restored ({_reason(e)}); "

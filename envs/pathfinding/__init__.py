@@ -21,7 +21,7 @@ PIBT player ``"pibt"``.
 
 from __future__ import annotations
 
-__all__ = ["register"]
+__all__ = ["register", "learned_follower"]
 
 # id -> mode, POGEMA's on_target, description
 _MODES = (
@@ -57,3 +57,13 @@ def register() -> None:
         name = env_id.rsplit("-v", 1)[0]
         register_player(name, "bfs", "alem.envs.pathfinding.baseline:BFSPlayer")
         register_player(name, "pibt", "alem.envs.pathfinding.pibt:PIBTPlayer")
+
+
+def learned_follower():
+    """The learned follower alem ships (an exported actor, :mod:`alem.algos.actor_export`): shared
+    IPPO trained by ``python -m alem.train env=pathfinding_follow`` on 16 agents, 20x20 random maps
+    (``data/learned/follow/actor.json`` says the recipe and the run), the learned row of
+    ``benchmarks.pogema_protocol`` (``--policy follow``) without a training run. A ``Path``."""
+    from pathlib import Path
+
+    return Path(__file__).resolve().parent / "data" / "learned" / "follow"
