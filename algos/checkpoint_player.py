@@ -187,7 +187,8 @@ def _restore_rows(
         # Playing needs only the parameters, which lead the state: a run whose later leaves are
         # laid out otherwise (an older alem's env info) still plays; a damaged one still fails.
         count = len(jax.tree.leaves(template.params))
-        if not all(a is b for a, b in zip(jax.tree.leaves(template), jax.tree.leaves(template.params))):
+        leading = zip(jax.tree.leaves(template), jax.tree.leaves(template.params), strict=False)
+        if not all(a is b for a, b in leading):
             raise
         return learner, restore(found[1], template, leading=count)
 
