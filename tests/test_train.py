@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.resources
 import json
+import math
 import subprocess
 import sys
 import types
@@ -491,7 +492,7 @@ def test_cli_resume_override_is_a_one_line_error(ppo_run, tmp_path):
         (["devices=64"], "devices must be"),
         (["algo.hidden=[0]"], "hidden"),
         (["algo.hidden=[abc]"], "hidden"),
-        (["eval.num_steps=0"], "eval.num_steps must be an integer >= 1"),
+        (["eval.num_steps=0"], "eval.num_steps must be auto or an integer >= 1"),
         (["env.id=mpe/simple_spread-v0", "eval.num_steps=8"], "shorter than an episode"),
         (["stop_after_chunks=0"], "stop_after_chunks"),
     ],
@@ -627,7 +628,8 @@ def test_every_preset_plans_on_every_env_config_it_fits_without_overrides(env_co
         lambda env, cfg, key: np.arange(env.num_agents, dtype=np.int32) % cfg.seps_roles,
     )
 
-    algos = sorted(p.stem for p in (_CONFIGS / "algo").glob("*.yaml"))
+    # a leading underscore marks a shared fragment (_ppo_budget.yaml), not a preset
+    algos = sorted(p.stem for p in (_CONFIGS / "algo").glob("*.yaml") if not p.stem.startswith("_"))
     planned, refused = [], []
     with initialize_config_module(config_module="alem.configs", version_base=None):
         for a in algos:
@@ -674,3 +676,21 @@ def test_the_ppo_presets_share_one_default_budget_and_league_says_why_not():
         league != (16, 128, 614_400)
         and "Not the PPO presets' budget" in (_CONFIGS / "algo" / "league.yaml").read_text()
     )
+
+
+def test_the_default_evaluation_covers_one_episode_of_long_envs():
+    """`env=rware_tiny_2ag` (500-step episodes) was refused without an override: the default
+    eval.num_steps=256 finished no episode. `auto` is 256 or one episode, whichever is longer."""
+    from alem.training.command import _check_eval
+
+    for name, episode, rollout, want in (
+        ("rware_tiny_2ag", 500, 128, 512),
+        ("overcooked_cramped_room", 400, 128, 512),
+        ("simple_spread", 25, 128, 256),
+    ):
+        cfg = _cfg(f"env={name}")
+        env = alem.make(cfg.env.id, **cfg.env.kwargs)
+        assert math.ceil(env.episode_steps_hint) == episode
+        assert _check_eval(cfg, env, rollout) == want
+    with pytest.raises(ConfigError, match="eval.num_steps must be auto or an integer"):
+        _check_eval(_cfg("eval.num_steps=often"), alem.make("mpe/simple_spread-v0"), 128)

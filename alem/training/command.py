@@ -152,12 +152,17 @@ def _plan_learner(cfg: DictConfig, env: alem.MultiAgentEnv) -> Plan:
 
 
 def _check_eval(cfg: DictConfig, env: alem.MultiAgentEnv, rollout_steps: int) -> int:
-    """Env steps of the final evaluation (whole rollouts); refuse one too short to finish an episode."""
+    """Env steps of the final evaluation (whole rollouts); refuse one too short to finish an episode.
+    ``auto`` is 256 steps or one episode of the env, whichever is longer."""
     if not isinstance(cfg.get("eval"), DictConfig):
         raise ConfigError(f"eval must be a mapping with num_steps, got {cfg.get('eval')!r}")
-    num_steps = _positive(cfg.eval, "num_steps", "eval.")
-    steps = -(-num_steps // rollout_steps) * rollout_steps
     need = math.ceil(env.episode_steps_hint)
+    num_steps = cfg.eval.get("num_steps")
+    if num_steps == "auto":
+        num_steps = max(256, need)
+    elif isinstance(num_steps, bool) or not isinstance(num_steps, int) or num_steps < 1:
+        raise ConfigError(f"eval.num_steps must be auto or an integer >= 1, got {plain(num_steps)!r}")
+    steps = -(-num_steps // rollout_steps) * rollout_steps
     if steps < need:
         raise ConfigError(
             f"eval.num_steps={num_steps} ({steps} after rounding up to whole rollouts of algo.num_steps="

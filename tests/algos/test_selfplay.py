@@ -234,6 +234,7 @@ def test_checkpoint_player_plays_the_final_parameters_or_a_pool_slot(latest_run,
     checkpoint.save(tmp_path, 1, jax.tree.map(lambda x: x[None], state))  # a one-seed run
     results = {
         "env_id": "tic_tac_toe-v0",
+        "algo": learner.cfg.name,
         "learner": dataclasses.asdict(learner.cfg),
         "roles": [0, 0],
         "num_seeds": 1,
