@@ -29,9 +29,9 @@ from typing import Any
 import jax
 import numpy as np
 
+from alem.checkpoint import CheckpointError
 from alem.errors import AlemError
 from alem.rundir import write_atomic
-from alem.training.checkpoint import CheckpointError
 
 __all__ = ["ACTOR_FORMAT", "ACTOR_FILE", "ACTOR_META", "export_actor", "is_actor_folder", "read_actor"]
 

@@ -28,11 +28,11 @@ import numpy as np
 from alem.algos.actor_export import ACTOR_META, is_actor_folder, read_actor
 from alem.algos.config import RunConfig
 from alem.algos.registry import LEARNERS, make_learner
+from alem.checkpoint import CheckpointError, latest, restore
 from alem.core import MultiAgentEnv
 from alem.errors import AlemError, LearnerConfigError
 from alem.players import Player, Turn
 from alem.struct import zeros_like
-from alem.training.checkpoint import CheckpointError, latest, restore
 
 __all__ = ["CheckpointPlayer", "TrainedActor", "load_trained", "load_state", "actor_actions"]
 

@@ -23,7 +23,7 @@ def partner_actors(lcfg: Any, env: alem.MultiAgentEnv) -> tuple[Any, Any]:
     """``algo.partners``: the pool's partners (split ``train`` unless one is named) loaded and
     checked (checkpoint partners whose actor has the learner's shapes), stacked ``[K, R, ...]``;
     the config gets ``pool_size = K``."""
-    from alem.arena.crossplay import SPLITS, read_pool  # the pool's manifest format
+    from alem.pools import SPLITS, read_pool
 
     arg = lcfg.partners
     where = f"algo.partners={arg}"
@@ -77,7 +77,7 @@ def _shapes(tree: Any) -> Any:
 def with_id_inputs(actor: Any, template: Any, n: int) -> Any:
     """A feed-forward actor trained without the agent-id input (IPPO), as an actor of the
     ``template``'s layout with it (MAPPO, ``algo.agent_id``): the one-hot id is appended to the
-    observation (:func:`alem.algos.units.with_agent_id`), so the first layer's kernel gets ``n``
+    observation (:func:`alem.algos.decision_units.with_agent_id`), so the first layer's kernel gets ``n``
     zero input rows and computes the same function. Returned unchanged when the layouts differ
     otherwise (the caller then refuses it)."""
     leaves, treedef = jax.tree.flatten(actor)

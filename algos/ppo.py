@@ -37,10 +37,10 @@ trained partners (a partner manifest's train split, loaded by
 uniformly; the partner plays every other seat and nothing is added to the pool.
 
 What the variants change lives next to this core, not inside it: the agent -> unit layout of
-centralised actors (CPPO) in :mod:`~alem.algos.units`, HAPPO's sequential update in
+centralised actors (CPPO) in :mod:`~alem.algos.decision_units`, HAPPO's sequential update in
 :mod:`~alem.algos.happo`, DPO's adaptive penalties in :mod:`~alem.algos.dpo`, parameter sharing
 in :mod:`~alem.algos.sharing`, the self-play matches in :mod:`~alem.algos.selfplay`, and the
-checks of which config fits which env in :mod:`~alem.algos.compat`.
+checks of which config fits which env in :mod:`~alem.algos.env_fit`.
 """
 
 from __future__ import annotations
@@ -55,9 +55,10 @@ import numpy as np
 import optax
 
 from alem.algos import selfplay as sp
-from alem.algos.compat import check_fits, check_roles
 from alem.algos.config import LearnerConfigError, PPOConfig
+from alem.algos.decision_units import UnitLayout
 from alem.algos.dpo import adapt_penalties
+from alem.algos.env_fit import check_fits, check_roles
 from alem.algos.gae import gae
 from alem.algos.happo import sequential_update
 from alem.algos.losses import (
@@ -70,9 +71,8 @@ from alem.algos.losses import (
 )
 from alem.algos.sharing import resolve_roles
 from alem.algos.state import PPOBatch, PPOState, ValueNorm
-from alem.algos.units import UnitLayout
 from alem.core import MultiAgentEnv
-from alem.rollout import episode_totals
+from alem.metrics import episode_totals
 from alem.wrappers import BatchedAutoReset, EpisodeStats
 
 __all__ = ["PPOLearner", "make_ppo_learner", "Learner", "make_learner"]

@@ -50,13 +50,13 @@ import optax
 
 from alem import struct
 from alem.algos.config import LearnerConfigError
+from alem.algos.decision_units import per_agent_obs, with_agent_id
 from alem.algos.mixers import QMixer, vdn
 from alem.algos.networks import Network, apply_per_role
 from alem.algos.qconfig import QConfig
 from alem.algos.td import epsilon_greedy, linear_epsilon, masked_argmax, masked_max, polyak, q_lambda_returns
-from alem.algos.units import per_agent_obs, with_agent_id
 from alem.core import MultiAgentEnv
-from alem.rollout import episode_totals
+from alem.metrics import episode_totals
 from alem.wrappers import BatchedAutoReset, EpisodeStats
 
 __all__ = ["QLearner", "QState", "make_q_learner"]

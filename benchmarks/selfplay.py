@@ -78,7 +78,7 @@ def pool_state(env, run_dir: Path):
     import jax.numpy as jnp
 
     from alem.algos.checkpoint_player import load_trained
-    from alem.training.checkpoint import latest, restore
+    from alem.checkpoint import latest, restore
 
     learner, _ = load_trained(run_dir, env)
     if learner.cfg.selfplay == "off":
@@ -112,7 +112,7 @@ def mixture_table(tree, tables: list[np.ndarray], weights: np.ndarray) -> np.nda
 def score_poker(env, run_dir: Path, greedy: bool) -> dict[str, float]:
     from alem.algos.checkpoint_player import CheckpointPlayer
     from alem.arena.exploitability import player_exploitability
-    from alem.envs.games.exploitability import exploitability, game_tree
+    from alem.game_tree import exploitability, game_tree
 
     final = CheckpointPlayer(env, str(run_dir), greedy=greedy)
     scores = {"exploitability": float(player_exploitability(env, final))}

@@ -25,7 +25,7 @@ poker), with 95% CIs of after - before paired by deal; the **sampled exploitabil
 of Kuhn's 12 information states the model is prompted exactly as the pool prompts it and
 ``--samples`` replies are drawn at the evaluation temperature (an invalid reply counts as the
 pool's ``invalid="random"`` rule, uniform over the legal moves), and the exact exploitability of
-that table is computed by :mod:`alem.envs.games.exploitability` (also for the greedy replies);
+that table is computed by :mod:`alem.game_tree` (also for the greedy replies);
 held out: Leduc hold'em and tic-tac-toe against ``random`` from both seats. The training log
 keeps, per step, the invalid-reply rate and the reply length in tokens (SPIRAL reports that
 without RAE replies collapse). ``--before-from <results.json>`` reuses the before-evaluation of
@@ -128,7 +128,7 @@ def infoset_prompts(env: Any) -> list[InfosetPrompt]:
     ``game_tree(env).infoset_keys`` order, built as :class:`~alem.text.train.pool.TextEnvPool`
     builds a first-turn prompt with ``history=0`` (system: rules and answer format; user: the
     seat's view and the legal moves)."""
-    from alem.envs.games.exploitability import game_tree
+    from alem.game_tree import game_tree
     from alem.players import host_view
     from alem.text.llm.prompts import system_prompt, turn_prompt
 
@@ -161,9 +161,9 @@ def sampled_policy_table(
     Replies are read as the pool reads them (:func:`~alem.text.train.grpo.pool_reply` under
     ``answer``, then :func:`~alem.text.llm.parsing.parse_reply`); an invalid one counts as the
     pool's ``invalid="random"`` rule in expectation, uniform over the legal moves. The table
-    goes to :func:`~alem.envs.games.exploitability.exploitability`.
+    goes to :func:`~alem.game_tree.exploitability`.
     """
-    from alem.envs.games.exploitability import game_tree
+    from alem.game_tree import game_tree
     from alem.text.llm.parsing import parse_reply
 
     if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
@@ -334,7 +334,7 @@ def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> dict[st
 
     torch, _, _ = require_torch()
     import alem
-    from alem.envs.games.exploitability import exploitability
+    from alem.game_tree import exploitability
     from alem.text.train.advantages import RoleBaseline
     from alem.text.train.pool import TextEnvPool
 

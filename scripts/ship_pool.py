@@ -2,7 +2,7 @@
 
 Each pool (``python -m alem.partners build``) is exported (``alem.arena.partners.export_pool``:
 the trained partners as actor-only folders, no training state), and the pools' partners are
-merged into one manifest at ``alem/arena/pools/<env name>/`` (names and run folders must be
+merged into one manifest at ``alem/pools/<env name>/`` (names and run folders must be
 distinct across the pools; the first pool's split seed). Several pools let one env's pool grow
 by a build without retraining what ships (a MAPPO build beside an IPPO one). Refuses a
 destination that exists.
@@ -17,14 +17,14 @@ import tempfile
 from pathlib import Path
 
 import alem
-from alem.arena.crossplay import write_manifest
 from alem.arena.partners import export_pool
+from alem.pools import write_manifest
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def ship(name: str, pools: list[Path]) -> Path:
-    dest = ROOT / "alem" / "arena" / "pools" / name
+    dest = ROOT / "alem" / "pools" / name
     if dest.exists():
         raise SystemExit(f"{dest} exists; remove it first")
     with tempfile.TemporaryDirectory() as tmp:

@@ -4,7 +4,7 @@ Writes ``envs/games/data/kuhn_poker_cfr.json`` and ``envs/games/data/leduc_holde
 the CFR+ average strategy at every information state, keyed by alem's observation
 of that information state (its bit string; the observation equals OpenSpiel's
 ``information_state_tensor``), with the exploitability measured by OpenSpiel and by
-``alem.envs.games.exploitability`` recorded in the metadata.
+``alem.game_tree`` recorded in the metadata.
 
 Needs ``open_spiel`` (``pip install open_spiel``); the envs and players do not.
 
@@ -23,7 +23,7 @@ from pathlib import Path
 import pyspiel
 
 import alem
-from alem.envs.games import exploitability as ex
+from alem import game_tree as ex
 from alem.envs.games.poker import DATA_DIR, obs_key
 
 GAMES = {

@@ -34,7 +34,7 @@ TTT = "env.id=tic_tac_toe-v0"
 SPREAD = "env.id=mpe/simple_spread-v0"
 OUT = "output_dir={tmp}/out"  # a run folder that a refusal never creates
 BLOCKED = "{tmp}/a_file/x"  # under a regular file: cannot be created
-SHIPPED_LBF = Path(alem.__file__).parent / "arena" / "pools" / "lbf_8x8_2p_2f_coop"  # a whole pool
+SHIPPED_LBF = Path(alem.__file__).parent / "pools" / "lbf_8x8_2p_2f_coop"  # a whole pool
 TWO = ["distributed.num_processes=2", "distributed.process_id=1", "distributed.coordinator=h:1", OUT]
 LLM = [TTT, "players=[llm,random]"]
 OPENAI = [*LLM, "llm=openai", "llm.model=m", "llm.base_url=http://127.0.0.1:9/v1"]

@@ -36,6 +36,8 @@ def _files(package: str) -> list[Path]:
                 if package != prefix
                 else folder
             )
+            if sub.with_suffix(".py").is_file():  # a module, not a package
+                return [sub.with_suffix(".py")]
             return sorted(sub.rglob("*.py"))
     raise AssertionError(package)
 
@@ -67,6 +69,12 @@ def _offenders(package: str, forbidden: str, module_level_only: bool) -> list[st
         ("alem.envs", "alem.arena", False),  # environments know no evaluator, learner or LLM
         ("alem.envs", "alem.algos", False),
         ("alem.envs", "alem.text.llm", False),
+        ("alem.algos", "alem.arena", False),  # learners read pools and checkpoints from the floor below
+        ("alem.algos", "alem.training", False),
+        ("alem.pools", "alem.arena", False),  # the partner-pool format: below cross-play and the learners
+        ("alem.pools", "alem.algos", False),
+        ("alem.checkpoint", "alem.training", False),  # run-dir I/O: below training, learners, benchmarks
+        ("alem.checkpoint", "alem.algos", False),
     ],
 )
 def test_layers_do_not_import_upwards(package, forbidden, module_level_only):
@@ -90,3 +98,34 @@ def test_no_module_is_over_the_size_limit():
         if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
     ]
     assert not big, f"modules over {MAX_LINES} lines (split them by what they hold): {big}"
+
+
+def _layout_block() -> str:
+    text = (ROOT / "docs" / "guide" / "development.md").read_text(encoding="utf-8")
+    section = text.split("## The layout in detail", 1)[1]
+    return section.split("```", 2)[1]
+
+
+def test_the_development_guide_layout_names_every_module_and_only_modules_that_exist():
+    """docs/guide/development.md's layout says the same as the tree: every module and subpackage
+    of alem/ and algos/ and every family of envs/ is named there, and every ``*.py`` it names
+    exists (a move that forgets the guide fails here)."""
+    import re
+
+    block = _layout_block()
+    named = set(re.findall(r"([A-Za-z_][\w]*)\.py\b", block)) | set(re.findall(r"([A-Za-z_]\w*)/", block))
+    missing = []
+    for folder in (ROOT / "alem", ROOT / "algos"):
+        for p in folder.iterdir():
+            name = p.stem if p.suffix == ".py" else p.name
+            if p.name.startswith(("_", ".")) or (p.is_dir() and not (p / "__init__.py").is_file()):
+                continue
+            if (p.suffix == ".py" or p.is_dir()) and name not in named:
+                missing.append(str(p.relative_to(ROOT)))
+    for p in (ROOT / "envs").iterdir():
+        if p.is_dir() and (p / "__init__.py").is_file() and p.name not in named:
+            missing.append(str(p.relative_to(ROOT)))
+    assert not missing, f"not in the development guide's layout: {missing}"
+    every = {p.stem for p in ROOT.rglob("*.py") if ".git" not in p.parts}
+    stale = sorted(set(re.findall(r"([A-Za-z_]\w*)\.py\b", block)) - every)
+    assert not stale, f"the development guide's layout names modules that do not exist: {stale}"

@@ -155,7 +155,7 @@ def test_wheel_contents(wheel):
     assert "alem/configs/config.yaml" in names
     assert any(n.startswith("alem/configs/env/") and n.endswith(".yaml") for n in names)
     # the shipped partner pools, every file of them (orbax's data files have no suffix)
-    pools = ROOT / "alem" / "arena" / "pools"
+    pools = ROOT / "alem" / "pools"
     shipped = {str(f.relative_to(ROOT)) for f in pools.rglob("*") if f.is_file()}
     assert shipped and shipped <= set(names)
     assert not any(n.startswith(("envs/", "algos/", "configs/", "tests/", "examples/")) for n in names)

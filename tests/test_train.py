@@ -434,8 +434,8 @@ def test_new_runs_never_write_into_a_directory_that_holds_anything(ppo_run, tmp_
 
 @pytest.mark.integration  # resumes and replays a run (tests/test_faults.py kills them too)
 def test_resume_errors_are_clear_and_overwrite_nothing(ppo_run, tmp_path):
+    from alem.checkpoint import CheckpointError
     from alem.rundir import RunDirError
-    from alem.training.checkpoint import CheckpointError
 
     with pytest.raises(RunDirError, match="no config.yaml"):
         run(_cfg("resume=" + str(tmp_path / "nowhere")), tmp_path)

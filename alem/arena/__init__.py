@@ -39,7 +39,7 @@ The modules:
 - :mod:`alem.engine.lockstep`: :func:`play`, the jitted lock-step loop (a match in, records out).
 - :mod:`alem.arena.evaluation`: :func:`evaluate`, one run in a run directory.
 - :mod:`alem.arena.stats`: :func:`summarize_run`, the per-seat statistics.
-- :mod:`alem.arena.table`: :func:`format_table` and the results files.
+- :mod:`alem.arena.results`: :func:`format_table` and the results files.
 - :mod:`alem.arena.command`: the `python -m alem.evaluate` command, a Hydra app (:func:`run`, :func:`main`); ``alem.evaluate`` re-exports it all.
 """
 
@@ -52,8 +52,8 @@ require("arena", "alem.arena")
 from alem.arena.command import RESUME_FREE, main, run
 from alem.arena.evaluation import evaluate
 from alem.arena.players import build_players, label_of, parse_spec
+from alem.arena.results import CSV_COLUMNS, format_table, write_results
 from alem.arena.stats import HIGH_FALLBACK_RATE, ci95, summarize_run
-from alem.arena.table import CSV_COLUMNS, format_table, write_results
 from alem.engine.lockstep import episode_key, play
 from alem.engine.record import EPISODES_FILE, TRANSCRIPTS_FILE, EpisodeRecord, Match, read_episodes, seating
 from alem.errors import ConfigError, EvaluationStopped

@@ -14,16 +14,10 @@ from typing import Any
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
-from alem.arena.crossplay import (
-    PARTNER_PREFIX,
-    check_cooperative,
-    crossplay_results,
-    crossplay_seatings,
-    read_pool,
-)
+from alem.arena.crossplay import PARTNER_PREFIX, check_cooperative, crossplay_results, crossplay_seatings
 from alem.arena.evaluation import CLI, evaluate
 from alem.arena.players import build_player, build_players, parse_spec
-from alem.arena.table import (
+from alem.arena.results import (
     format_crossplay,
     format_table,
     format_tournament,
@@ -35,6 +29,7 @@ from alem.cli import hydra_app, hydra_overrides, hydra_run_dir, make_env, overri
 from alem.core import MultiAgentEnv
 from alem.engine.record import default_openings
 from alem.errors import ConfigError
+from alem.pools import read_pool
 from alem.rundir import claim, hold, read_run_config, write_atomic
 from alem.sanitize import redact_url
 

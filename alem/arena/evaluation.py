@@ -10,8 +10,8 @@ from typing import Any
 from omegaconf import OmegaConf
 
 from alem.arena.players import label_of
+from alem.arena.results import write_results
 from alem.arena.stats import summarize_run
-from alem.arena.table import write_results
 from alem.core import MultiAgentEnv
 from alem.engine.lockstep import play
 from alem.engine.record import EPISODES_FILE, TRANSCRIPTS_FILE, EpisodeRecord, Match, read_episodes

@@ -5,7 +5,7 @@ A pool differs by seed, by learner and by design: one training run per learner o
 partner (``checkpoint:<learner>`` with ``seed_index``), plus the env's scripted players
 (``scripted=true``: every registered player but ``random``, ``llm`` and ``checkpoint``). The
 training runs are ordinary run directories inside the pool's folder; ``partners.json``
-(:func:`alem.arena.crossplay.write_manifest`) is written last, with the splits and the
+(:func:`alem.pools.write_manifest`) is written last, with the splits and the
 checkpoints' digests, so a pool without a manifest is an unfinished build.
 
 Everything is checked before the first write: the env, each learner's plan on it (a learner
@@ -26,10 +26,11 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from alem.arena.crossplay import check_cooperative, write_manifest
+from alem.arena.crossplay import check_cooperative
 from alem.cli import hydra_app, hydra_run_dir, make_env, override_key, plain
 from alem.errors import AlemError, ConfigError
 from alem.players import player_names
+from alem.pools import read_pool, write_manifest
 from alem.rundir import CLAIM_MARKER, claim, read_run_config, write_atomic
 
 __all__ = ["build", "export_pool", "main", "NOT_PARTNERS"]
@@ -198,7 +199,6 @@ def export_pool(pool: str | Path, out: str | Path) -> dict[str, Any]:
     a run outside the pool (a symlink or path out of it) is refused. Everything is read and
     checked (the manifest, every digest) before ``out`` is made."""
     from alem.algos.actor_export import export_actor
-    from alem.arena.crossplay import read_pool
     from alem.registry import make
 
     pool, out = Path(pool), Path(out)

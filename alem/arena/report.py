@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from alem.arena.table import ranking_note
+from alem.arena.results import ranking_note
 from alem.cli import ArgumentParser, refuse_unwritable
 from alem.engine.record import TRANSCRIPTS_FILE
 from alem.errors import AlemError

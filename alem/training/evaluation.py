@@ -10,7 +10,8 @@ import jax
 import numpy as np
 
 from alem.json_values import jsonable
-from alem.rollout import EPISODE_PREFIXES, outcome_rates, random_rollout
+from alem.metrics import EPISODE_PREFIXES, outcome_rates
+from alem.rollout import random_rollout
 from alem.training.loop import mean_return
 
 __all__ = ["Evaluation", "policy_evaluator", "eval_keys", "final_evaluation"]

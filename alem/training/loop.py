@@ -5,7 +5,7 @@ A learner is anything with (the :class:`Trainable` protocol)
 - ``init(key) -> state`` and
 - ``run(state, num_updates) -> (state, metrics)``, pure and jittable, whose ``metrics`` have a
   leading ``[num_updates]`` axis and hold at least the episode sums of
-  :func:`alem.rollout.episode_totals` (``episodes``, ``return_sum``, ``length_sum``,
+  :func:`alem.metrics.episode_totals` (``episodes``, ``return_sum``, ``length_sum``,
   ``illegal_actions``, and an ``outcome_<name>`` count per outcome the env declares); other
   float entries (losses) are averaged into the metrics rows
   (NaN entries, for updates where a metric is undefined, are left out of the average),
@@ -31,7 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from alem.errors import CheckpointError, Terminated, TrainingDiverged, TrainingInterrupted
-from alem.rollout import EPISODE_PREFIXES, outcome_rates
+from alem.metrics import EPISODE_PREFIXES, outcome_rates
 
 __all__ = [
     "Trainable",
@@ -276,7 +276,7 @@ def train(
     ``hyper``: a vmapped sweep's hyperparameters, ``name -> [schedule.rows]`` values (one per
     row), handed to ``learner.init(key, hyper=...)`` (the PPO core's ``algo.sweep``).
     """
-    from alem.training import checkpoint
+    from alem import checkpoint
 
     checkpointed = checkpoint_dir is not None and getattr(learner, "checkpointed", True)
     if checkpointed:
@@ -389,7 +389,7 @@ def restore_latest(run_dir: Path, template: Any) -> tuple[int, Any]:
 
     A run killed before its first checkpoint was complete starts over (its rows are recomputed).
     """
-    from alem.training import checkpoint
+    from alem import checkpoint
 
     found = checkpoint.available(run_dir)
     if not found:

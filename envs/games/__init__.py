@@ -115,9 +115,9 @@ def register() -> None:
     register_player("tic_tac_toe", "minimax", "alem.envs.games.tic_tac_toe:MinimaxPlayer")
     register_player("connect_four", "minimax", "alem.envs.games.connect_four:MinimaxPlayer")
     register_player("connect_four", "greedy", "alem.envs.games.connect_four:greedy_player")
-    # Tree search on the env's own step (envs/games/mcts.py): one line per turn-based game.
+    # Tree search on the env's own step (alem/search/mcts.py): one line per turn-based game.
     for name in ("tic_tac_toe", "connect_four", "bargaining"):
-        register_player(name, "mcts", "alem.envs.games.mcts:MCTSPlayer")
+        register_player(name, "mcts", "alem.search.mcts:MCTSPlayer")
 
     # Poker (OpenSpiel kuhn_poker / leduc_poker rules and action numbering) and their CFR players.
     register(
@@ -173,5 +173,5 @@ def register() -> None:
         register_player(name, "rule", "alem.envs.games.hanabi:RulePlayer")
 
     for name in ("kuhn_poker", "leduc_holdem"):
-        register_player(name, "cfr", f"alem.envs.games.{name}:cfr_policy")
-        register_player(name, "nash", f"alem.envs.games.{name}:nash_policy")
+        register_player(name, "cfr", f"alem.envs.games.{name}:cfr_player")
+        register_player(name, "nash", f"alem.envs.games.{name}:nash_player")

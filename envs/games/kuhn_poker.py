@@ -57,7 +57,7 @@ from alem.players import Player
 
 from .poker import PokerEnv, TablePlayer, split_pot
 
-__all__ = ["KuhnState", "KuhnPoker", "cfr_policy"]
+__all__ = ["KuhnState", "KuhnPoker", "cfr_player", "nash_player"]
 
 _RANKS = ["2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K", "A"]
 _RANK_NAMES = {"J": "Jack", "Q": "Queen", "K": "King", "A": "Ace"}
@@ -273,11 +273,15 @@ class KuhnPoker(PokerEnv):
         return "\n".join(lines)
 
 
-def cfr_policy(env: KuhnPoker, name: str = "cfr") -> Player:
+def cfr_player(env: KuhnPoker, name: str = "cfr") -> Player:
     """The shipped CFR+ average strategy (2 players): an approximate Nash equilibrium."""
     return TablePlayer(env, "kuhn_poker_cfr.json", name=name)
 
 
-def nash_policy(env: KuhnPoker) -> Player:
-    """Alias of :func:`cfr_policy` named ``"nash"`` (exploitability recorded in the table)."""
-    return cfr_policy(env, name="nash")
+def nash_player(env: KuhnPoker) -> Player:
+    """Alias of :func:`cfr_player` named ``"nash"`` (exploitability recorded in the table)."""
+    return cfr_player(env, name="nash")
+
+
+# deprecated aliases (the player rename), kept for one release: docs/changelog.md
+cfr_policy, nash_policy = cfr_player, nash_player

@@ -58,7 +58,7 @@ from alem.players import Player
 
 from .poker import PokerEnv, TablePlayer, split_pot
 
-__all__ = ["LeducState", "LeducHoldem", "cfr_policy"]
+__all__ = ["LeducState", "LeducHoldem", "cfr_player", "nash_player"]
 
 FOLD, CALL, RAISE = 0, 1, 2
 _RANKS = ("J", "Q", "K")
@@ -286,11 +286,15 @@ class LeducHoldem(PokerEnv):
         return "\n".join(lines)
 
 
-def cfr_policy(env: LeducHoldem, name: str = "cfr") -> Player:
+def cfr_player(env: LeducHoldem, name: str = "cfr") -> Player:
     """The shipped CFR+ average strategy: an approximate Nash equilibrium."""
     return TablePlayer(env, "leduc_holdem_cfr.json", name=name)
 
 
-def nash_policy(env: LeducHoldem) -> Player:
-    """Alias of :func:`cfr_policy` named ``"nash"`` (exploitability recorded in the table)."""
-    return cfr_policy(env, name="nash")
+def nash_player(env: LeducHoldem) -> Player:
+    """Alias of :func:`cfr_player` named ``"nash"`` (exploitability recorded in the table)."""
+    return cfr_player(env, name="nash")
+
+
+# deprecated aliases (the player rename), kept for one release: docs/changelog.md
+cfr_policy, nash_policy = cfr_player, nash_player

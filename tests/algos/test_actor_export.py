@@ -17,7 +17,7 @@ from alem.algos.checkpoint_player import CheckpointPlayer, load_trained
 from alem.errors import AlemError, CheckpointError
 
 LBF = "lbf_8x8_2p_2f_coop-v0"
-SHIPPED = Path(alem.__file__).parent / "arena" / "pools" / "lbf_8x8_2p_2f_coop"
+SHIPPED = Path(alem.__file__).parent / "pools" / "lbf_8x8_2p_2f_coop"
 
 
 @pytest.fixture

@@ -13,9 +13,9 @@ from hydra import compose, initialize_config_module
 
 import alem
 from alem.arena.command import run as evaluate_run
-from alem.arena.crossplay import write_manifest
 from alem.arena.partners import build
 from alem.errors import ConfigError
+from alem.pools import write_manifest
 from tests.tiny_runs import TINY_RUN
 
 
@@ -55,7 +55,7 @@ def test_an_ego_trains_beside_the_pool_and_keeps_it_in_its_checkpoint(tiny_pool,
     assert res["learner"]["partners"] == f"{tiny_pool}:heldout" and res["learner"]["pool_size"] == 1
     # the run plays as an arena player, without the pool's files
     from alem.algos.checkpoint_player import load_trained
-    from alem.training.checkpoint import latest, restore
+    from alem.checkpoint import latest, restore
 
     learner, _ = load_trained(out, alem.make("coordination-v0"))
     assert learner.partner_actor is None  # a template; the checkpoint holds the pool
@@ -115,7 +115,7 @@ def test_scripted_or_torn_partners_are_refused(tiny_pool, tmp_path):
 def test_a_split_that_mixes_scripted_and_trained_partners_trains_with_the_trained_ones(
     tiny_pool, tmp_path, capsys
 ):
-    from alem.arena.crossplay import assign_splits
+    from alem.pools import assign_splits
     from alem.train import plan
 
     env = alem.make("coordination-v0")

@@ -226,9 +226,9 @@ def test_checkpoint_player_plays_the_final_parameters_or_a_pool_slot(latest_run,
     import dataclasses
     import json
 
+    from alem import checkpoint
     from alem.algos.checkpoint_player import CheckpointPlayer
     from alem.errors import AlemError
-    from alem.training import checkpoint
 
     learner, state, actors, _, _ = latest_run
     checkpoint.save(tmp_path, 1, jax.tree.map(lambda x: x[None], state))  # a one-seed run
@@ -374,7 +374,7 @@ def test_entropy_regularised_self_play_converges_near_nash_in_kuhn():
     """Plain self-play with an entropy bonus in reward units (Magnetic Mirror Descent's uniform
     magnet) converges in the last iterate: the final Kuhn policy is exploitable by < 0.05 chips
     (benchmarks/training.md measures 0.016-0.018; about a minute on a 2-core CPU)."""
-    from alem.envs.games.exploitability import exploitability, game_tree
+    from alem.game_tree import exploitability, game_tree
 
     env = alem.make("kuhn_poker-v0")
     cfg = make_config(

@@ -10,6 +10,7 @@ import pytest
 from hydra import compose, initialize_config_module
 
 import alem
+from alem import pools
 from alem.arena import crossplay as xp
 from alem.arena.command import run
 from alem.errors import ConfigError
@@ -33,16 +34,16 @@ register_player("lbf_8x8_2p_2f_coop", "idle", _idle)
 
 def test_splits_are_disjoint_complete_and_stable():
     names = [f"p{i}" for i in range(8)]
-    s = xp.assign_splits(names, seed=3)
-    assert set(s) == set(names) and set(s.values()) == set(xp.SPLITS)
-    counts = {k: list(s.values()).count(k) for k in xp.SPLITS}
+    s = pools.assign_splits(names, seed=3)
+    assert set(s) == set(names) and set(s.values()) == set(pools.SPLITS)
+    counts = {k: list(s.values()).count(k) for k in pools.SPLITS}
     assert counts == {"heldout": 2, "validation": 1, "train": 5}
-    assert xp.assign_splits(names[::-1], seed=3) == s  # the order given does not matter
-    assert any(xp.assign_splits(names, seed=k) != s for k in range(4, 8))  # the seed does
-    assert xp.assign_splits(["a"], 0) == {"a": "train"}
-    assert sorted(xp.assign_splits(["a", "b"], 0).values()) == ["heldout", "train"]
+    assert pools.assign_splits(names[::-1], seed=3) == s  # the order given does not matter
+    assert any(pools.assign_splits(names, seed=k) != s for k in range(4, 8))  # the seed does
+    assert pools.assign_splits(["a"], 0) == {"a": "train"}
+    assert sorted(pools.assign_splits(["a", "b"], 0).values()) == ["heldout", "train"]
     with pytest.raises(ConfigError, match="distinct"):
-        xp.assign_splits(["a", "a"])
+        pools.assign_splits(["a", "a"])
 
 
 def test_seatings_put_each_ego_in_every_seat_with_each_partner():
@@ -59,7 +60,7 @@ def test_seatings_put_each_ego_in_every_seat_with_each_partner():
 def _pool(tmp_path, env, specs, name="pool"):
     folder = tmp_path / name
     folder.mkdir()
-    xp.write_manifest(folder / "partners.json", env, specs, seed=0)
+    pools.write_manifest(folder / "partners.json", env, specs, seed=0)
     return folder
 
 
@@ -137,7 +138,7 @@ def test_bad_pools_are_refused_by_name_before_anything_is_written(tmp_path):
     ckpt = tmp_path / "pool" / "ck"
     ckpt.mkdir(parents=True)
     (ckpt / "params.bin").write_bytes(b"12345678")
-    xp.write_manifest(tmp_path / "pool" / "partners.json", env, [("a", "random"), ("ck", "checkpoint:ck")])
+    pools.write_manifest(tmp_path / "pool" / "partners.json", env, [("a", "random"), ("ck", "checkpoint:ck")])
     manifest = tmp_path / "pool" / "partners.json"
 
     def refused(match, *overrides, env_arg="env=coordination"):
@@ -178,25 +179,25 @@ def test_bad_pools_are_refused_by_name_before_anything_is_written(tmp_path):
     (tmp_path / "three.json").write_text(json.dumps(three))
     refused(r"fill 3 seats; coordination-v0 has 2", "mode=crossplay", f"partners={tmp_path / 'three.json'}")
     with pytest.raises(ConfigError, match="never overwritten"):
-        xp.write_manifest(manifest, env, [("a", "random")])
+        pools.write_manifest(manifest, env, [("a", "random")])
 
 
 def test_the_shipped_pool_is_whole_and_the_others_are_named():
     """``partners=builtin``: the pool inside the package for the env, its digests checked."""
     env = alem.make("lbf_8x8_2p_2f_coop-v0")
-    pool = xp.read_pool("builtin", env)
-    assert len(pool.partners) >= 8 and "lbf_8x8_2p_2f_coop-v0" in xp.shipped_pools()
-    held = xp.read_pool("builtin:heldout", env).partners
-    train = xp.read_pool("builtin:train", env).partners
+    pool = pools.read_pool("builtin", env)
+    assert len(pool.partners) >= 8 and "lbf_8x8_2p_2f_coop-v0" in pools.shipped_pools()
+    held = pools.read_pool("builtin:heldout", env).partners
+    train = pools.read_pool("builtin:train", env).partners
     assert held and train and not {p.name for p in held} & {p.name for p in train}
     assert {p.spec.partition(":")[0] for p in pool.partners} >= {"checkpoint", "centre"}
-    for env_id in xp.shipped_pools():  # every shipped pool reads whole (digests checked)
-        assert {p.split for p in xp.read_pool("builtin", alem.make(env_id)).partners} == set(xp.SPLITS)
-    assert "overcooked_cramped_room-v0" in xp.shipped_pools()
+    for env_id in pools.shipped_pools():  # every shipped pool reads whole (digests checked)
+        assert {p.split for p in pools.read_pool("builtin", alem.make(env_id)).partners} == set(pools.SPLITS)
+    assert "overcooked_cramped_room-v0" in pools.shipped_pools()
     with pytest.raises(
         ConfigError, match=r"partners=builtin: no partner pool ships for coordination-v0; pools ship for \["
     ):
-        xp.read_pool("builtin", alem.make("coordination-v0"))
+        pools.read_pool("builtin", alem.make("coordination-v0"))
 
 
 @pytest.mark.integration  # compiles the pool's trained partners
@@ -255,8 +256,8 @@ def test_a_hand_edited_seed_index_is_refused_with_the_manifest_the_partner_and_t
     (tmp_path / "ck").mkdir()
     (tmp_path / "ck" / "params.bin").write_bytes(b"1234")
     manifest = tmp_path / "partners.json"
-    xp.write_manifest(manifest, env, [("a", "random"), ("ck", "checkpoint:ck", {"seed_index": 0})])
-    assert xp.read_pool(manifest, env).partners[1].kwargs == {"seed_index": 0}
+    pools.write_manifest(manifest, env, [("a", "random"), ("ck", "checkpoint:ck", {"seed_index": 0})])
+    assert pools.read_pool(manifest, env).partners[1].kwargs == {"seed_index": 0}
     data = json.loads(manifest.read_text())
     data["partners"][1]["kwargs"]["seed_index"] = bad
     manifest.write_text(json.dumps(data))
@@ -264,4 +265,4 @@ def test_a_hand_edited_seed_index_is_refused_with_the_manifest_the_partner_and_t
     with pytest.raises(
         ConfigError, match=rf"partners={re.escape(str(tmp_path))}: {field} \({re.escape(str(manifest))}\)"
     ):
-        xp.read_pool(tmp_path, env)
+        pools.read_pool(tmp_path, env)

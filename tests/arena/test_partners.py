@@ -17,9 +17,9 @@ from hydra import compose, initialize_config_module
 import alem
 from alem.algos.checkpoint_player import load_trained
 from alem.arena.command import run as evaluate_run
-from alem.arena.crossplay import checkpoint_digest, read_pool, write_manifest
 from alem.arena.partners import build, export_pool
 from alem.errors import ConfigError
+from alem.pools import checkpoint_digest, read_pool, write_manifest
 
 TINY = [
     "algo.hidden=[8]",
@@ -228,7 +228,7 @@ def test_an_export_checks_the_whole_pool_before_it_writes(tmp_path):
     """A pool whose checkpoint no longer matches its digest, a scripted-only pool copied as it is,
     and an export that fails half-way leave nothing behind."""
     env = alem.make("lbf_8x8_2p_2f_coop-v0")
-    shipped = Path(alem.__file__).parent / "arena" / "pools" / "lbf_8x8_2p_2f_coop"
+    shipped = Path(alem.__file__).parent / "pools" / "lbf_8x8_2p_2f_coop"
     pool = tmp_path / "pool"
     shutil.copytree(shipped, pool)
     with (pool / "ippo" / "actor.npz").open("ab") as f:

@@ -11,7 +11,7 @@ import alem
 from alem.arena import tournament as tour
 from alem.arena.command import run
 from alem.arena.players import build_player
-from alem.arena.table import format_tournament
+from alem.arena.results import format_tournament
 from alem.engine.record import EPISODES_FILE, read_episodes
 from alem.errors import ConfigError
 

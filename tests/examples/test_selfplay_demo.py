@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import alem
-from alem.envs.games.exploitability import exploitability, game_tree
 from alem.errors import RunDirError
+from alem.game_tree import exploitability, game_tree
 from alem.text.train.advantages import RoleBaseline
 from alem.text.train.pool import TextEnvPool
 from alem.text.train.turns import answer

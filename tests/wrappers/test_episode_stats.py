@@ -128,7 +128,7 @@ class DecidedGame(AlternatingGame):
 def test_outcomes_are_counted_per_finished_episode_and_reported_as_rates():
     """Four envs, two 5-ply episodes each; p0 always plays its env's action, so envs 0, 2 and 3
     win both episodes and env 1 none: 6 wins of 8 finished episodes, whatever the step count."""
-    from alem.rollout import episode_totals, summarize
+    from alem.metrics import episode_totals, summarize
 
     env = EpisodeStats(AutoReset(DecidedGame()))
     assert env.outcomes == ("won",)  # wrappers forward the declaration

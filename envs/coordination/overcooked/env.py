@@ -15,6 +15,7 @@ import numpy as np
 from alem import spaces
 from alem.core import MultiAgentEnv, TimeStep
 from alem.envs.coordination.overcooked import viewer
+from alem.envs.coordination.overcooked.fusion import fusion_boundary
 from alem.envs.coordination.overcooked.layouts import LAYOUTS, Layout, compile_layout
 from alem.envs.coordination.overcooked.types import (
     ACTION_ALIASES,
@@ -41,7 +42,6 @@ from alem.envs.coordination.overcooked.types import (
     OvercookedState,
 )
 from alem.errors import EnvArgumentError
-from alem.fusion import fusion_boundary
 from alem.text_hooks import TextHooks
 
 __all__ = ["Overcooked", "OvercookedParams", "OvercookedState", "DEFAULT_MAX_STEPS"]

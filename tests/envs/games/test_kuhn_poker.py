@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import alem
-from alem.envs.games import exploitability as ex
+from alem import game_tree as ex
 from alem.envs.games.poker import load_table
 from alem.players import Turn, make_player
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import alem
-from alem.envs.games import exploitability as ex
+from alem import game_tree as ex
 from alem.envs.games.leduc_holdem import CALL, FOLD, RAISE
 from alem.envs.games.poker import load_table
 

@@ -346,7 +346,7 @@ def test_modes_declare_pogemas_metrics_and_training_logs_their_means():
     """Each mode declares POGEMA's metrics of that mode: the evaluator reports them, and training's
     episode sums carry them, so metrics.jsonl and the final evaluation show CSR, ISR, SoC and
     makespan (lifelong: throughput) as means over the finished episodes, not shaped returns only."""
-    from alem.rollout import episode_totals, summarize
+    from alem.metrics import episode_totals, summarize
     from alem.wrappers import EpisodeStats
 
     want = {

@@ -1,4 +1,4 @@
-"""alem.training.checkpoint: a checkpoint is read whole into its template, or, for a player, by its
+"""alem.checkpoint: a checkpoint is read whole into its template, or, for a player, by its
 leading leaves (the parameters) when the rest is laid out otherwise."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from alem import checkpoint
 from alem.errors import CheckpointError
-from alem.training import checkpoint
 
 
 def test_a_checkpoint_whose_later_leaves_differ_is_read_by_its_leading_ones(tmp_path):
@@ -29,3 +29,14 @@ def test_a_checkpoint_whose_later_leaves_differ_is_read_by_its_leading_ones(tmp_
     wrong = ({"w": np.zeros((3, 3)), "b": np.zeros(3)}, now[1])
     with pytest.raises(CheckpointError):  # other shapes are still refused
         checkpoint.restore(path, wrong, leading=2)
+
+
+def test_the_old_module_name_warns_and_is_the_same_module():
+    """alem.training.checkpoint moved beside alem.rundir; the old name is an alias for one release."""
+    import importlib
+    import sys
+
+    sys.modules.pop("alem.training.checkpoint", None)
+    with pytest.warns(DeprecationWarning, match="moved to alem.checkpoint"):
+        old = importlib.import_module("alem.training.checkpoint")
+    assert old is checkpoint and old.restore is checkpoint.restore

@@ -1,10 +1,10 @@
-"""alem.fusion.fusion_boundary: the values it passes, and that the boundary survives compilation."""
+"""alem.envs.coordination.overcooked.fusion.fusion_boundary: the values it passes, and that the boundary survives compilation."""
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from alem.fusion import fusion_boundary
+from alem.envs.coordination.overcooked.fusion import fusion_boundary
 
 
 def _tree():

@@ -16,10 +16,10 @@ reply that looked good; it lost 6-14% of its tic-tac-toe games against random as
 any twice (an optimistic value for unvisited children, as UCT does), with 16 playouts per
 leaf, lost none of 600 as O and 300 as X.
 
-It lives here, next to the games it plays (tic-tac-toe, connect four, bargaining, and any
-other turn-based game in this family once registered), and is registered per env like the
+It plays any turn-based game (tic-tac-toe, connect four, bargaining, and any other once
+registered), so it sits above the envs, not among them, and is registered per env like the
 ``minimax`` players (``alem/envs/games/__init__.py``); another turn-based game gets it with
-one line: ``register_player("<game>", "mcts", "alem.envs.games.mcts:MCTSPlayer")``.
+one line: ``register_player("<game>", "mcts", "alem.search.mcts:MCTSPlayer")``.
 
 **It searches the true state.** ``turn.state`` holds everything, including what the seat
 must not see (the opponent's cards, private values). For perfect-information games that is

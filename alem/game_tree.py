@@ -39,9 +39,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from alem.envs.games.poker import PokerEnv, obs_key
 from alem.errors import AlemError
-
-from .poker import PokerEnv, obs_key
 
 __all__ = [
     "GameTree",

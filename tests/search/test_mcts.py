@@ -1,4 +1,4 @@
-"""The mcts player (envs/games/mcts.py): legal moves, immediate wins and blocks, jit and vmap,
+"""The mcts player (alem/search/mcts.py): legal moves, immediate wins and blocks, jit and vmap,
 and (exhaustive) its strength against random at tic-tac-toe and greedy at connect four."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 
 import alem
 from alem.envs.games.board import play_games
-from alem.envs.games.mcts import MCTSPlayer, _score
 from alem.players import Turn, make_player, player_names
+from alem.search.mcts import MCTSPlayer, _score
 
 pytest.importorskip("mctx")
 
