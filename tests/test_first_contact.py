@@ -167,6 +167,7 @@ CASES: list[tuple[str, str, list[str], list[str]]] = [
     ("alem.evaluate", "llm.rules", [*LLM, "llm.rules=long"], ["llm.rules", "'long'", "'short'"]),
     ("alem.evaluate", "llm.format", [*LLM, "llm.format=xml"], ["llm.format", "'xml'", "'json'"]),
     ("alem.evaluate", "llm.obfuscate", [*LLM, "llm.obfuscate=maybe"], ["llm.obfuscate", "'maybe'"]),
+    ("alem.evaluate", "llm.invalid", [*LLM, "llm.invalid=pass"], ["llm.invalid", "'pass'", "'forfeit'"]),
     ("alem.evaluate", "llm.fallback", [*LLM, "llm.fallback=pass"], ["llm.fallback", "'pass'", "'forfeit'"]),
     ("alem.evaluate", "llm.history", [*LLM, "llm.history=-1"], ["llm.history", ">= 0", "-1"]),
     ("alem.evaluate", "llm.max_concurrency", [*LLM, "llm.max_concurrency=0"], ["llm.max_concurrency", "0"]),

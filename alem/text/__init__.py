@@ -18,11 +18,13 @@ from alem.text.llm.openai import OpenAIChatBackend
 from alem.text.llm.parsing import ParseResult, action_schema, parse_reply
 from alem.text.llm.player import LLMPlayer, decision_counts
 from alem.text.llm.scripted import ScriptedBackend
+from alem.text.llm.settings import LLMSettings
 from alem.text.train.pool import TextEnvPool
 
 __all__ = [
     "BackendUnavailable",
     "LLMPlayer",
+    "LLMSettings",
     "OpenAIChatBackend",
     "ParseResult",
     "Reply",

@@ -69,7 +69,7 @@ def test_the_json_prompt_mode_shows_the_json_view_and_reads_only_json(tmp_path):
         script=lambda body: next(replies),
         format="json",
         reprompts=0,
-        fallback="first",
+        invalid="first",
     )
     res = evaluate(
         ttt, [llm, make_player("random", ttt)], episodes=1, num_envs=1, seed=0, run_dir=tmp_path, openings=0

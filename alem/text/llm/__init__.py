@@ -12,6 +12,9 @@
 - :mod:`alem.text.llm.local_server`: the embedded llama.cpp server with SmolLM2-135M-Instruct.
 - :mod:`alem.text.llm.testing`: ``FakeChatServer``, a local server with fault injection.
 - :mod:`alem.text.llm.player`: ``LLMPlayer``, the ``"llm"`` player of ``python -m alem.evaluate``.
+- :mod:`alem.text.llm.settings`: ``LLMSettings``, the player's options (frozen, checked when built).
+- :mod:`alem.text.llm.seat`: what a text seat is shown and what an invalid reply plays, shared by
+  the player and :class:`~alem.text.train.pool.TextEnvPool`.
 
 The errors are in :mod:`alem.errors`; the async bridge and the decision counters in
 :mod:`alem.engine`. Nothing here imports :mod:`alem.arena` or :mod:`alem.text.train`.

@@ -1,22 +1,21 @@
 """The LLM player: a host :class:`~alem.players.Player` that asks a chat model for each move.
 
 Registered as ``"llm"`` for every env (``make_player("llm", env, ...)``); it
-refuses envs without text support. Per decision and active env row it builds
+refuses envs without text support. Its options are an :class:`~alem.text.llm.settings.LLMSettings`
+(the ``llm`` config group), built from its keywords. Per decision and active env row it builds
 the prompt from the env's text hooks (rules once per episode, the seat's own
 view, the legal actions by name; the prompt mode, ``legal_moves`` and ``rules``,
 can withhold the legal moves and the rules), asks the backend (all active rows at once,
 at most ``max_concurrency`` requests in flight), parses the reply, re-prompts
 up to ``reprompts`` times with feedback when the reply is unparseable or
-illegal, and otherwise plays the ``fallback``:
-
-- ``"random"``: a uniformly random legal action (seeded by ``seed``, episode and decision),
-- ``"first"``: the first legal action,
-- ``"forfeit"``: an illegal action (-1), so the env's illegal-action rule applies: with
-  ``illegal_action="lose"`` (games that offer it) the game ends as a loss, with the default
-  ``"replace"`` the env plays its documented default move and flags it.
+illegal, and otherwise plays the ``invalid`` rule (``"random"``, ``"first"`` or ``"forfeit"``;
+``fallback`` is its deprecated alias). The prompt and the rule are
+:class:`~alem.text.train.pool.TextEnvPool`'s, from :mod:`alem.text.llm.seat`: a model sees the
+same chat, and an unusable reply plays the same move, when it is evaluated and when it trains.
 
 Every decision is one transcript record (every prompt, reply, parse, retry,
-fallback, token count and latency), written and flushed as it completes; the
+fallback, token count and latency), written and flushed as it completes; its ``fallback``
+field names the rule that played the move (null: the model's move). The
 counters of :func:`~alem.engine.counters.decision_counts` are computed from those records, so a
 resumed evaluation counts exactly what its transcripts hold.
 """
@@ -24,10 +23,8 @@ resumed evaluation counts exactly what its transcripts hold.
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import math
+import warnings
 from collections import defaultdict
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -37,24 +34,38 @@ import numpy as np
 from alem.core import MultiAgentEnv
 from alem.engine.counters import COUNTERS, decision_counts
 from alem.engine.sync import gather_or_cancel, run_sync
-from alem.errors import AlemError, BackendConfigError, EndpointFailing, RequestFailed, require_positive_int
+from alem.errors import AlemError, EndpointFailing, RequestFailed
 from alem.players import Player, Turn, host_view
 from alem.rundir import JsonlWriter
 from alem.text.llm import local_server
 from alem.text.llm.cache import RequestCache
 from alem.text.llm.chat import ChatBackend
-from alem.text.llm.openai import CHECKED_SETTINGS, OpenAIChatBackend, check_auth, check_settings
+from alem.text.llm.openai import OpenAIChatBackend
 from alem.text.llm.parsing import parse_reply
-from alem.text.llm.prompts import PromptMode, feedback_prompt, harness_hash, system_prompt, turn_prompt
+from alem.text.llm.prompts import feedback_prompt, harness_hash, system_prompt
 from alem.text.llm.scripted import ScriptedBackend
+from alem.text.llm.seat import INVALID_RULES, invalid_move, stable_seed, turn_messages
+from alem.text.llm.settings import BACKENDS, LLMSettings
 
-__all__ = ["LLMPlayer", "EndpointFailing", "decision_counts", "COUNTERS", "FALLBACKS", "BACKENDS"]
-
-FALLBACKS = ("random", "first", "forfeit")
-BACKENDS = ("local", "openai", "scripted")
+__all__ = [
+    "LLMPlayer",
+    "LLMSettings",
+    "EndpointFailing",
+    "decision_counts",
+    "COUNTERS",
+    "INVALID_RULES",
+    "BACKENDS",
+]
 
 #: Characters of an unusable reply repeated back to the model in a re-prompt.
 MAX_ECHO_CHARS = 2000
+
+
+def __getattr__(name: str) -> Any:
+    if name == "FALLBACKS":  # the name before the rule was shared with the pool (one release)
+        warnings.warn("FALLBACKS is deprecated: use INVALID_RULES", DeprecationWarning, stacklevel=2)
+        return INVALID_RULES
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _echo(reply: str) -> str:
@@ -64,27 +75,24 @@ def _echo(reply: str) -> str:
     return reply[:MAX_ECHO_CHARS] + f" [... {len(reply) - MAX_ECHO_CHARS} more characters not repeated]"
 
 
-def _request_seed(*parts: Any) -> int:
-    """A 31-bit seed from the parts (stable across runs, batch sizes and resumes)."""
-    digest = hashlib.sha256(":".join(map(str, parts)).encode()).digest()
-    return int.from_bytes(digest[:4], "little") & 0x7FFFFFFF
-
-
-#: Options one backend reads: ``option -> (backend, its value when not given)``.
-BACKEND_ONLY = {
-    "base_url": ("openai", None),
-    "api_key_env": ("openai", None),
-    "model_path": ("local", None),
-    "threads": ("local", 1),
-    "context": ("local", 2048),
-    "parallel": ("local", 1),
-    "script": ("scripted", "random"),
-}
-BACKEND_WHAT = {
-    "local": "the embedded llama.cpp model",
-    "openai": "an OpenAI-compatible endpoint",
-    "scripted": "a scripted stand-in",
-}
+def _options(options: dict[str, Any]) -> dict[str, Any]:
+    """The keywords with the deprecated ``fallback`` folded into ``invalid`` (None: not given,
+    as the config's unset key). The config always holds ``invalid``, so ``llm.fallback=first``
+    replaces its default; only an ``invalid`` other than the default can disagree."""
+    fallback = options.pop("fallback", None)
+    if fallback is None:
+        return options
+    warnings.warn(
+        "llm.fallback is deprecated: use llm.invalid (same values)", DeprecationWarning, stacklevel=3
+    )
+    if fallback not in INVALID_RULES:
+        raise AlemError(f"llm.fallback (now llm.invalid) must be one of {INVALID_RULES}, got {fallback!r}")
+    if options.get("invalid", LLMSettings.invalid) not in (LLMSettings.invalid, fallback):
+        raise AlemError(
+            f"llm.fallback={fallback} and llm.invalid={options['invalid']} disagree: "
+            "give llm.invalid only (llm.fallback is its deprecated name)"
+        )
+    return {**options, "invalid": fallback}
 
 
 class LLMPlayer(Player):
@@ -94,36 +102,10 @@ class LLMPlayer(Player):
         env: the env (must have text support).
         spec: the ``ARG`` of a ``llm:ARG`` player spec: the model name (``local``/``openai``)
             or the script (``scripted``).
-        backend: ``"local"`` (embedded llama.cpp server with SmolLM2-135M-Instruct),
-            ``"openai"`` (any OpenAI-compatible endpoint at ``base_url``) or ``"scripted"``.
-        base_url, model, api_key_env, temperature, top_p, max_tokens, structured, timeout_s,
-            max_retries, backoff_s, backoff_cap_s, extra_body: see
-            :class:`~alem.text.llm.openai.OpenAIChatBackend`.
-        max_reply_bytes: the most of a reply body that is read (longer ones count as errors).
-        max_consecutive_failures: the circuit breaker: after this many requests in a row that
-            failed for good (after their retries), the run stops with :class:`EndpointFailing`
-            instead of scoring the fallback policy as the model.
-        max_failure_rate: the breaker also trips when more than this fraction of the seat's
-            decisions (once there are ``min_decisions``) fell back because requests failed.
-        seed: base of the per-request seeds and of the random fallback.
-        reprompts: re-prompts with feedback after an unparseable or illegal reply (the retry
-            budget; a re-prompt names the illegal move).
-        legal_moves, rules: the prompt mode (:class:`~alem.text.llm.prompts.PromptMode`):
-            ``"list"`` names the legal actions each turn, ``"none"`` only the action vocabulary;
-            ``"full"`` tells the rules, ``"short"`` only the game and the seat.
-        format: ``"text"`` shows each turn as the env's text view, ``"json"`` as its JSON view
-            (:meth:`~alem.text_hooks.TextHooks.to_json`), and then reads only JSON replies.
-        obfuscate: play a relabeled copy of the env's text (:meth:`~alem.text_hooks.TextHooks.relabeled`,
-            drawn from ``seed``): the game, seats, pieces and moves get made-up names, so memorised
-            names and openings do not help; replies are parsed in the new names.
-        fallback: ``"random"``, ``"first"`` or ``"forfeit"`` (see the module docstring).
-        history: how many earlier exchanges of the episode stay in the conversation.
-        max_concurrency: requests in flight at once for this seat.
-        cache, cache_mode: a request cache file and its mode (see :class:`RequestCache`).
-        model_path, threads, context, parallel: the embedded server (``backend="local"``).
-        script: the scripted backend's script (``"random"`` or ``"first"``).
-        price_in_per_mtok, price_out_per_mtok: prices per million tokens (for a cost column).
+        settings: the options (:class:`~alem.text.llm.settings.LLMSettings`; default: its defaults).
         transcript: a :class:`JsonlWriter` or path for decision records (the evaluator sets it).
+        **options: any field of :class:`~alem.text.llm.settings.LLMSettings`, replacing the one
+            of ``settings`` (``fallback=``: the deprecated name of ``invalid=``).
     """
 
     host = True
@@ -134,149 +116,19 @@ class LLMPlayer(Player):
         env: MultiAgentEnv,
         spec: str | None = None,
         *,
-        backend: str = "local",
-        base_url: str | None = None,
-        model: str | None = None,
-        api_key_env: str | None = None,
-        temperature: float = 0.0,
-        top_p: float = 1.0,
-        max_tokens: int = 32,
-        seed: int = 0,
-        structured: str = "auto",
-        reprompts: int = 2,
-        legal_moves: str = "list",
-        rules: str = "full",
-        format: str = "text",
-        obfuscate: bool = False,
-        fallback: str = "random",
-        history: int = 0,
-        max_concurrency: int = 4,
-        timeout_s: float = 60.0,
-        max_retries: int = 4,
-        backoff_s: float = 0.5,
-        backoff_cap_s: float = 20.0,
-        max_reply_bytes: int = OpenAIChatBackend.MAX_REPLY_BYTES,
-        max_consecutive_failures: int = 5,
-        max_failure_rate: float = 0.5,
-        min_decisions: int = 20,
-        extra_body: dict[str, Any] | None = None,
-        cache: str | None = None,
-        cache_mode: str = "readwrite",
-        model_path: str | None = None,
-        threads: int = 1,
-        context: int = 2048,
-        parallel: int = 1,
-        script: str = "random",
-        price_in_per_mtok: float | None = None,
-        price_out_per_mtok: float | None = None,
+        settings: LLMSettings | None = None,
         transcript: JsonlWriter | str | Path | None = None,
+        **options: Any,
     ):
         if not getattr(env, "supports_text", False):
             raise AlemError(f"the llm player needs an env with text support; {env.id} has none")
-        if backend not in BACKENDS:
-            raise AlemError(f"llm.backend must be one of {BACKENDS}, got {backend!r}")
-        # An option that only another backend reads would be ignored silently: refused instead.
-        given = dict(base_url=base_url, api_key_env=api_key_env, model_path=model_path, threads=threads)
-        given.update(context=context, parallel=parallel, script=script)
-        for key, (reader, unset) in BACKEND_ONLY.items():
-            if reader != backend and given[key] != unset and not (key == "script" and spec):
-                raise AlemError(
-                    f"llm.{key}={given[key]!r} is read by llm={reader} only ({BACKEND_WHAT[reader]}); this "
-                    f"run's llm.backend is {backend} ({BACKEND_WHAT[backend]}): add llm={reader} or drop llm.{key}"
-                )
-        self.mode = PromptMode(legal_moves=legal_moves, rules=rules, format=format)
-        if not isinstance(obfuscate, bool):
-            raise AlemError(f"llm.obfuscate must be true or false, got {obfuscate!r}")
+        if settings is not None and not isinstance(settings, LLMSettings):
+            raise AlemError(f"settings must be an LLMSettings, got {settings!r}")
+        self.settings = LLMSettings.from_options(_options(options), settings).with_spec(spec)
+        self.mode = self.settings.mode
         # drawn now, so an env that cannot be relabeled is refused before anything runs
-        self.text_env = env.relabeled(int(seed)) if obfuscate else env
-        if fallback not in FALLBACKS:
-            raise AlemError(f"llm.fallback must be one of {FALLBACKS}, got {fallback!r}")
-        for key, value, low in (
-            ("reprompts", reprompts, 0),
-            ("history", history, 0),
-            ("max_concurrency", max_concurrency, 1),
-            ("max_consecutive_failures", max_consecutive_failures, 1),
-            ("min_decisions", min_decisions, 1),
-        ):
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise AlemError(f"llm.{key} must be an integer >= {low}, got {value!r}")
-        if isinstance(max_failure_rate, bool) or not (
-            isinstance(max_failure_rate, int | float) and 0 < max_failure_rate <= 1
-        ):
-            raise AlemError(f"llm.max_failure_rate must be a number in (0, 1], got {max_failure_rate!r}")
-        if cache_mode not in RequestCache.MODES:
-            raise BackendConfigError(
-                f"llm.cache_mode must be one of {list(RequestCache.MODES)}, got {cache_mode!r}"
-            )
-        if cache is not None and not isinstance(cache, str | Path):
-            raise BackendConfigError(f"llm.cache must be null or a file path, got {cache!r}")
-        if cache is not None:
-            RequestCache.check_path(cache, cache_mode)
-        if structured not in OpenAIChatBackend.STRUCTURED:  # before the embedded model is looked for
-            raise BackendConfigError(
-                f"llm.structured must be one of {list(OpenAIChatBackend.STRUCTURED)}, got {structured!r}"
-            )
-        if isinstance(seed, bool) or not isinstance(seed, int):
-            raise AlemError(f"llm.seed must be an integer, got {seed!r}")
-        if extra_body is not None and not isinstance(extra_body, Mapping):
-            raise AlemError(f"llm.extra_body must be a mapping of request fields, got {extra_body!r}")
-        for key, value in (
-            ("price_in_per_mtok", price_in_per_mtok),
-            ("price_out_per_mtok", price_out_per_mtok),
-        ):
-            if value is not None and not (
-                isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < math.inf
-            ):
-                raise AlemError(
-                    f"llm.{key} must be null or a number >= 0 (a price per million tokens), got {value!r}"
-                )
-        if backend == "local":
-            for key, value in (("threads", threads), ("context", context), ("parallel", parallel)):
-                require_positive_int(value, f"llm.{key}", error=AlemError)
-            if model_path is not None and not Path(str(model_path)).is_file():
-                raise AlemError(
-                    f"llm.model_path={model_path!r}: no such file (give a chat GGUF file, or null for SmolLM2)"
-                )
-        for key, value in (("model", model), ("api_key_env", api_key_env), ("base_url", base_url)):
-            if value is not None and not isinstance(value, str):
-                raise AlemError(f"llm.{key} must be null or a string, got {value!r}")
-        if backend == "openai":
-            check_auth(base_url, api_key_env)  # before any server starts
-        if spec:
-            if backend == "scripted":
-                script = spec
-            else:
-                model = spec
-        if backend == "scripted" and not callable(script) and script not in ("random", "first"):
-            where = f"players=[llm:{spec}]" if spec else f"llm.script={script!r}"
-            raise AlemError(f"{where}: the scripted backend plays 'random' or 'first'")
+        self.text_env = env.relabeled(self.settings.seed) if self.settings.obfuscate else env
         self.env = env
-        self.backend_name = backend
-        self.settings = dict(
-            base_url=base_url,
-            model=model,
-            api_key_env=api_key_env,
-            temperature=temperature,
-            top_p=top_p,
-            max_tokens=max_tokens,
-            structured=structured,
-            timeout_s=timeout_s,
-            max_retries=max_retries,
-            backoff_s=backoff_s,
-            backoff_cap_s=backoff_cap_s,
-            max_reply_bytes=max_reply_bytes,
-            extra_body=dict(extra_body or {}),
-        )
-        check_settings(**{k: self.settings[k] for k in CHECKED_SETTINGS})  # before any server starts
-        self.breaker = (max_consecutive_failures, float(max_failure_rate), min_decisions)
-        self._failed_in_row = 0
-        self._breaker_counts = [0, 0]  # decisions, decisions whose requests failed for good
-        self.local = dict(model_path=model_path, threads=threads, context=context, parallel=parallel)
-        self.cache_path, self.cache_mode = cache, cache_mode
-        self.script = script
-        self.seed, self.reprompts, self.fallback, self.history = int(seed), reprompts, fallback, history
-        self.max_concurrency = max_concurrency
-        self.prices = (price_in_per_mtok, price_out_per_mtok)
         self.transcript = JsonlWriter(transcript) if isinstance(transcript, str | Path) else transcript
         self.label = f"llm:{spec}" if spec else "llm"
         self.backend: ChatBackend | None = None
@@ -289,17 +141,23 @@ class LLMPlayer(Player):
         self._sem: asyncio.Semaphore | None = None
         self._sem_loop = None
         self._totals = dict.fromkeys(COUNTERS, 0.0)
+        self._failed_in_row = 0
+        self._breaker_counts = [0, 0]  # decisions, decisions whose requests failed for good
 
     # ------------------------------------------------------------------ lifecycle
     def _make_backend(self) -> ChatBackend:
-        if self.backend_name == "scripted":
-            return ScriptedBackend(self.script, structured=self.settings["structured"] != "off")
-        s = dict(self.settings)
-        cache = RequestCache(self.cache_path, self.cache_mode) if self.cache_path else None
-        if self.backend_name == "local":
+        o = self.settings
+        if o.backend == "scripted":
+            return ScriptedBackend(o.script, structured=o.structured != "off")
+        s = o.request_settings()
+        cache = RequestCache(o.cache, o.cache_mode) if o.cache else None
+        if o.backend == "local":
             alias = s["model"] or local_server.DEFAULT_MODEL_ALIAS
             if cache is None or cache.mode != "replay":
-                self._server = local_server.acquire(alias=alias, **self.local)
+                local = dict(
+                    model_path=o.model_path, threads=o.threads, context=o.context, parallel=o.parallel
+                )
+                self._server = local_server.acquire(alias=alias, **local)
                 s["base_url"] = self._server.base_url
             else:
                 s["base_url"] = s["base_url"] or "http://127.0.0.1:0/v1"  # never contacted
@@ -348,9 +206,9 @@ class LLMPlayer(Player):
     def describe(self) -> dict[str, Any]:
         out = {
             "player": self.label,
-            "fallback": self.fallback,
-            "reprompts": self.reprompts,
-            "history": self.history,
+            "invalid": self.settings.invalid,
+            "reprompts": self.settings.reprompts,
+            "history": self.settings.history,
             "legal_moves": self.mode.legal_moves,
             "rules": self.mode.rules,
             "format": self.mode.format,
@@ -374,7 +232,7 @@ class LLMPlayer(Player):
             self.begin(turn.env, turn.params, turn.agent)
         loop = asyncio.get_running_loop()
         if self._sem is None or self._sem_loop is not loop:
-            self._sem, self._sem_loop = asyncio.Semaphore(self.max_concurrency), loop
+            self._sem, self._sem_loop = asyncio.Semaphore(self.settings.max_concurrency), loop
         state = host_view(turn.state)
         mask = np.asarray(turn.action_mask, dtype=bool)
         active = np.asarray(turn.active, dtype=bool)
@@ -396,16 +254,19 @@ class LLMPlayer(Player):
         legal_names = [names[j] for j in legal]
         d = self._decisions[ep]
         self._decisions[ep] = d + 1
-        view = self.mode.view(env, jax.tree.map(lambda x: x[b], state), agent, self._params_host)
-        user = {"role": "user", "content": turn_prompt(view, legal_names, self.mode)}
+        o = self.settings
+        row = jax.tree.map(lambda x: x[b], state)
+        messages = turn_messages(
+            env, self._params_host, row, agent, legal_names, self.mode,
+            system=self._system[agent], past=self._history[ep], history=o.history,
+        )  # fmt: skip
+        user = messages[-1]
         # what structured output may name: the legal moves, or (not listing them) any action
         choices = legal_names if self.mode.lists_legal_moves else names
-        past = self._history[ep][-2 * self.history :] if self.history else []
-        messages = [{"role": "system", "content": self._system[agent]}, *past, user]
         attempts: list[dict[str, Any]] = []
         action: int | None = None
-        for k in range(self.reprompts + 1):
-            seed = _request_seed(self.seed, ep, agent, d, k)
+        for k in range(o.reprompts + 1):
+            seed = stable_seed(o.seed, ep, agent, d, k)
             attempt: dict[str, Any] = {"messages": messages, "seed": seed}
             attempts.append(attempt)
             async with self._sem:
@@ -435,7 +296,7 @@ class LLMPlayer(Player):
             )
             if parsed.status == "ok":
                 action = parsed.action
-                if self.history:
+                if o.history:
                     self._history[ep] += [user, {"role": "assistant", "content": reply.content}]
                 break
             named = None if parsed.named is None else names[parsed.named]
@@ -446,8 +307,8 @@ class LLMPlayer(Player):
             messages = [*messages, {"role": "assistant", "content": _echo(reply.content)}, feedback]
         fallback = None
         if action is None:
-            fallback = self.fallback
-            action = self._fallback_action(legal, ep, agent, d)
+            fallback = o.invalid
+            action = invalid_move(o.invalid, legal, o.seed, ep, agent, d)
         failed = attempts[-1].get("status") == "api_error"
         self._check_breaker(failed)
         record = {
@@ -477,7 +338,8 @@ class LLMPlayer(Player):
 
     def _check_breaker(self, failed: bool) -> None:
         """Count a decision; stop the run when requests keep failing (never score a dead endpoint)."""
-        in_row, max_rate, min_decisions = self.breaker
+        o = self.settings
+        in_row, max_rate, min_decisions = o.max_consecutive_failures, o.max_failure_rate, o.min_decisions
         self._failed_in_row = self._failed_in_row + 1 if failed else 0
         self._breaker_counts[0] += 1
         self._breaker_counts[1] += int(failed)
@@ -488,16 +350,8 @@ class LLMPlayer(Player):
         elif done >= min_decisions and bad / done > max_rate:
             why = f"{bad} of {done} decisions got no reply (max_failure_rate={max_rate})"
         if why:
-            where = getattr(self.backend, "public_url", self.backend_name)
+            where = getattr(self.backend, "public_url", o.backend)
             raise EndpointFailing(
                 f"llm seat {self._agent} ({self.label}) at {where}: {why}; the run stops rather than score "
                 "the fallback policy as the model. Finished episodes are kept; fix the endpoint and resume"
             )
-
-    def _fallback_action(self, legal: list[int], ep: int, agent: int, d: int) -> int:
-        if self.fallback == "forfeit" or not legal:
-            return -1
-        if self.fallback == "first":
-            return legal[0]
-        rng = np.random.default_rng(_request_seed(self.seed, "fallback", ep, agent, d))
-        return int(rng.choice(legal))

@@ -19,11 +19,13 @@ chat prompts and takes reply strings back.
   returns and per-decision trajectories, invalid flags, and the next pending records.
   :meth:`TextEnvPool.step_actions` does the same from action indices (``-1``: forfeit).
 
-Invalid replies (``invalid=``), as :class:`~alem.text.llm.player.LLMPlayer`'s fallback but
-without re-prompts (a trainer sees every reply once):
+Prompts and invalid replies are :class:`~alem.text.llm.player.LLMPlayer`'s, from
+:mod:`alem.text.llm.seat` (the same chat for the same state and prompt mode; the same
+``invalid=`` rule, seeded alike), but without re-prompts (a trainer sees every reply once):
 
 - ``"random"``: a uniformly random legal move, seeded by ``(pool seed, episode seed, seat,
-  turn)`` (independent of the batch layout);
+  the seat's decision in the episode)`` (independent of the batch layout; the player's move for
+  the same ``seed=`` and arena episode);
 - ``"first"``: the first legal move;
 - ``"forfeit"``: an illegal move (-1), so the env's own illegal-action rule applies
   (``illegal_action="lose"`` in games that offer it ends the game as a loss; the default
@@ -65,13 +67,12 @@ from alem.core import MultiAgentEnv
 from alem.errors import AlemError, ConfigError
 from alem.players import Player, host_view
 from alem.text.llm.parsing import parse_reply
-from alem.text.llm.prompts import PromptMode, system_prompt, turn_prompt
+from alem.text.llm.prompts import PromptMode, system_prompt
+from alem.text.llm.seat import INVALID_RULES, invalid_move, turn_messages
 from alem.text.train.turns import Decision, EpisodeResult, PoolStep, TextTurn, answer, credit_rewards
 
 __all__ = ["INVALID_RULES", "TextEnvPool"]
 
-#: Values of ``invalid=``: what an unparseable or illegal reply plays.
-INVALID_RULES = ("random", "first", "forfeit")
 _INT32_MAX = 2**31 - 1
 
 
@@ -80,23 +81,6 @@ class _TextSeat(Player):
 
     host = True
     name = "text"
-
-
-class _Prompter:
-    """Builds a seat's chat from host arrays: cached system prompts, views, legal names."""
-
-    def __init__(self, env: MultiAgentEnv, params_host: Any, history: int, mode: PromptMode):
-        self.env, self.params, self.history, self.mode = env, params_host, history, mode
-        self.names = [list(env.action_names(i)) for i in range(env.num_agents)]
-        self.system = [system_prompt(env, params_host, i, mode) for i in range(env.num_agents)]
-
-    def user(self, state_row: Any, seat: int, legal_names: list[str]) -> dict[str, str]:
-        view = self.mode.view(self.env, state_row, seat, self.params)
-        return {"role": "user", "content": turn_prompt(view, legal_names, self.mode)}
-
-    def messages(self, seat: int, past: list[dict[str, str]], user: dict[str, str]) -> list[dict[str, str]]:
-        past = past[-2 * self.history :] if self.history else []
-        return [{"role": "system", "content": self.system[seat]}, *past, user]
 
 
 class TextEnvPool:
@@ -203,8 +187,10 @@ class TextEnvPool:
         self.key_splits = 1 + len(self.scripted_seats)
         self._prog = LockStep(match)
         self._k_env = jax.random.key(self.seed)
-        self._prompter = _Prompter(env, host_view(self.params), history, prompt_mode)
-        self._names = self._prompter.names
+        self.prompt_mode = prompt_mode
+        self._params_host = host_view(self.params)
+        self._names = [list(env.action_names(i)) for i in range(n)]
+        self._system = [system_prompt(env, self._params_host, i, prompt_mode) for i in range(n)]
         self._roles = np.asarray(env.agent_roles).astype(int).tolist()
         self._role_names = [str(env.role_names[r]) for r in self._roles]
         self._text_mask = np.zeros(n, bool)
@@ -307,19 +293,14 @@ class TextEnvPool:
         """Parse one reply; an invalid one plays the ``invalid`` rule's move."""
         text = "" if reply is None else str(reply)
         parsed = parse_reply(
-            text, self.env, turn.seat, turn.legal_actions, json_only=self._prompter.mode.format == "json"
+            text, self.env, turn.seat, turn.legal_actions, json_only=self.prompt_mode.format == "json"
         )
         names = self._names[turn.seat]
         if parsed.status == "ok":
             return Decision(turn, text, "ok", False, int(parsed.action), names[parsed.action])
-        legal = turn.legal_actions
-        if self.invalid_rule == "forfeit" or not legal:
-            action = -1
-        elif self.invalid_rule == "first":
-            action = legal[0]
-        else:
-            rng = np.random.default_rng([self.seed, turn.seed, turn.seat, turn.turn])
-            action = int(legal[rng.integers(len(legal))])
+        action = invalid_move(
+            self.invalid_rule, turn.legal_actions, self.seed, turn.seed, turn.seat, turn.decision
+        )
         return Decision(turn, text, parsed.status, True, action, names[action] if action >= 0 else None)
 
     def _render_row(self, leaves: list[np.ndarray], treedef: Any, b: int) -> Any:
@@ -345,7 +326,6 @@ class TextEnvPool:
                 legal_actions = np.flatnonzero(mask[b, i]).tolist()
                 names = self._names[i]
                 legal = [names[j] for j in legal_actions]
-                user = self._prompter.user(state_row, i, legal)
                 turn = TextTurn(
                     env=b,
                     seat=i,
@@ -355,7 +335,17 @@ class TextEnvPool:
                     seed=int(self._row_seed[b]),
                     turn=int(self._t[b]),
                     decision=int(self._n_decisions[b, i]),
-                    messages=self._prompter.messages(i, self._history[b][i], user),
+                    messages=turn_messages(
+                        self.env,
+                        self._params_host,
+                        state_row,
+                        i,
+                        legal,
+                        self.prompt_mode,
+                        system=self._system[i],
+                        past=self._history[b][i],
+                        history=self.history,
+                    ),  # fmt: skip
                     legal=legal,
                     legal_actions=legal_actions,
                 )

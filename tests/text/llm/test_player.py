@@ -86,15 +86,15 @@ def test_fault_injection_counts_fallbacks_and_complete_transcripts(ttt, tmp_path
     )
 
 
-@pytest.mark.parametrize("fallback", ["first", "forfeit"])
-def test_fallbacks_first_and_forfeit(fallback, tmp_path):
+@pytest.mark.parametrize("rule", ["first", "forfeit"])
+def test_invalid_rules_first_and_forfeit(rule, tmp_path):
     env = alem.make("tic_tac_toe-v0", illegal_action="lose")
     with FakeChatServer(script=lambda body: "no idea") as srv:
-        llm = LLMPlayer(env, base_url=srv.base_url, reprompts=0, fallback=fallback, **FAST)
+        llm = LLMPlayer(env, base_url=srv.base_url, reprompts=0, invalid=rule, **FAST)
         res, records, eps = run(env, [llm, make_player("random", env)], tmp_path, episodes=3, num_envs=3)
-    assert all(r["fallback"] == fallback for r in records)
+    assert all(r["fallback"] == rule for r in records)  # the transcript names the rule that played
     seat = res["seats"][0]
-    if fallback == "first":
+    if rule == "first":
         assert all(r["action_name"] == r["legal"][0] for r in records)
         assert seat["env_illegal"] == 0
     else:  # an illegal move: with illegal_action="lose" X loses at once
@@ -120,8 +120,8 @@ def test_llm_player_refuses_envs_without_text():
 
 
 def test_bad_settings_are_named(ttt):
-    with pytest.raises(alem.AlemError, match="fallback"):
-        LLMPlayer(ttt, fallback="pass")
+    with pytest.raises(alem.AlemError, match="llm.invalid"):
+        LLMPlayer(ttt, invalid="pass")
     with pytest.raises(alem.AlemError, match="reprompts"):
         LLMPlayer(ttt, reprompts=-1)
     with pytest.raises(alem.AlemError, match="base_url"):
@@ -192,5 +192,5 @@ def test_an_option_only_another_backend_reads_is_refused(ttt, backend, option, v
     ):
         LLMPlayer(ttt, backend=backend, **{option: value})
     assert (
-        LLMPlayer(ttt, backend="scripted", spec="first").script == "first"
+        LLMPlayer(ttt, backend="scripted", spec="first").settings.script == "first"
     )  # the spec is the scripted one's

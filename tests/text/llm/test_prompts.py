@@ -52,7 +52,7 @@ def test_without_the_legal_list_an_illegal_reply_is_invalid_and_the_reprompt_nam
     the vocabulary's first, a1, which is taken after X's first move: every later decision is
     illegal, re-prompted (naming a1, listing nothing), then played by the fallback."""
     with FakeChatServer(script="first") as srv:
-        llm = LLMPlayer(ttt, base_url=srv.base_url, legal_moves="none", reprompts=1, fallback="first", **FAST)
+        llm = LLMPlayer(ttt, base_url=srv.base_url, legal_moves="none", reprompts=1, invalid="first", **FAST)
         res, records = _play(ttt, llm, tmp_path)
         bodies = list(srv.requests)
     system = records[0]["attempts"][0]["messages"][0]["content"]
@@ -83,9 +83,11 @@ def test_the_same_player_with_and_without_the_legal_list(ttt, tmp_path):
     rates = {}
     for mode in ("list", "none"):
         llm = LLMPlayer(ttt, backend="scripted", script="random", legal_moves=mode, reprompts=0)
-        res, _ = _play(ttt, llm, tmp_path / mode, episodes=4)
+        res, _ = _play(ttt, llm, tmp_path / mode, episodes=8)
         rates[mode] = res["seats"][0]["invalid_rate"]
-    assert rates["list"] == 0.0 and rates["none"] > 0.2
+    # about 0.3 expected (a random cell of nine, a third to half of them taken); 8 episodes
+    # keep the sample's rate well above the bound
+    assert rates["list"] == 0.0 and rates["none"] > 0.1
 
 
 def test_short_rules_name_the_game_and_seat_only(ttt):
