@@ -1,7 +1,7 @@
 """Trained learners as evaluator players: ``checkpoint:<run dir>``.
 
 The run directory of ``python -m alem.train`` holds the learner configuration
-(``results.json``), the roles and the last checkpoint; :class:`CheckpointPlayer`
+(``results.json``), the parameter set of each agent (its ``roles`` field) and the last checkpoint; :class:`CheckpointPlayer`
 rebuilds the learner for the env it is asked to play (through the learner table,
 :mod:`alem.algos.registry`) and samples from (or takes the mode of) the trained actor of one
 seed; a value-based run (``pqn``, ``iql``, ``vdn``, ...) plays its greedy legal action. The
@@ -158,8 +158,8 @@ def _restore_rows(
     """``(learner, state)`` with every row's parameters: restored from the newest checkpoint, or,
     for an exported actor, its actor leaves in an otherwise zero state (acting reads the actor only)."""
     try:
-        learner = make_learner(env, lcfg, roles=np.asarray(res["roles"]))
-    except LearnerConfigError as e:  # e.g. roles edited to disagree with the configuration
+        learner = make_learner(env, lcfg, param_sets=np.asarray(res["roles"]))
+    except LearnerConfigError as e:  # e.g. the roles field edited to disagree with the configuration
         raise CheckpointError(f"{run_dir}: {e}") from None
     keys = jax.vmap(jax.random.key)(jnp.arange(rows))
     template = zeros_like(jax.eval_shape(jax.vmap(learner.init), keys))  # shapes only: no init to run
@@ -267,10 +267,10 @@ class CheckpointPlayer(Player):
         self.name = f"checkpoint:{Path(spec).name}" + ("" if self.snapshot is None else f"#{self.snapshot}")
 
     def program_key(self) -> Hashable:
-        """Runs of one learner configuration, roles and env act alike given their parameters."""
+        """Runs of one learner configuration, parameter sets and env act alike given their parameters."""
         learner = self.learner
-        roles = np.asarray(learner.roles).tobytes()
-        return (type(self), type(learner), learner.cfg, roles, id(learner.env.unwrapped), self.greedy)
+        param_sets = np.asarray(learner.param_sets).tobytes()
+        return (type(self), type(learner), learner.cfg, param_sets, id(learner.env.unwrapped), self.greedy)
 
     def device_params(self) -> Any:
         return self.params

@@ -21,7 +21,7 @@ import numpy as np
 from alem.algos import joint as joint_actions
 from alem.algos.distributions import CategoricalHead, GaussianHead
 from alem.algos.losses import masked_log_softmax
-from alem.algos.networks import Network, apply_per_role
+from alem.algos.networks import Network, apply_per_param_set
 from alem.core import MultiAgentEnv
 
 __all__ = ["UnitLayout", "per_agent_obs", "with_agent_id"]
@@ -41,7 +41,7 @@ def with_agent_id(x: jax.Array) -> jax.Array:
 
 class UnitLayout:
     """Mixin of the PPO :class:`~alem.algos.ppo.Learner`: needs ``env`` (one env), ``cfg``,
-    ``roles`` (parameter set per unit) and ``num_roles``."""
+    ``param_sets`` (parameter set per unit) and ``num_param_sets``."""
 
     @property
     def raw_env(self) -> MultiAgentEnv:
@@ -124,8 +124,8 @@ class UnitLayout:
         return actor_in, critic_in
 
     def _apply(self, net: Network, params, h, x, resets):
-        """Apply ``net`` per unit with that unit's role parameters (:func:`apply_per_role`)."""
-        return apply_per_role(net, params, h, x, resets, self.roles, self.num_roles)
+        """Apply ``net`` per unit with that unit's role parameters (:func:`apply_per_param_set`)."""
+        return apply_per_param_set(net, params, h, x, resets, self.param_sets, self.num_param_sets)
 
     def distribution(self, out: jax.Array, mask: jax.Array) -> jax.Array:
         """The head's distribution parameters ``[..., Md, P]`` from actor output and the env mask

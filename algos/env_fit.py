@@ -12,7 +12,7 @@ from alem.algos.config import LearnerConfig, LearnerConfigError
 from alem.core import MultiAgentEnv
 from alem.errors import did_you_mean
 
-__all__ = ["check_fits", "check_roles"]
+__all__ = ["check_fits", "check_param_sets"]
 
 
 def check_fits(env: MultiAgentEnv, cfg: LearnerConfig) -> None:
@@ -72,9 +72,9 @@ def check_fits(env: MultiAgentEnv, cfg: LearnerConfig) -> None:
         raise LearnerConfigError("update_order=sequential (HAPPO) needs at least 2 agents")
 
 
-def check_roles(env: MultiAgentEnv, cfg: LearnerConfig, roles: np.ndarray) -> None:
+def check_param_sets(env: MultiAgentEnv, cfg: LearnerConfig, param_sets: np.ndarray) -> None:
     """Refuse a parameter-set assignment the config cannot use."""
-    if cfg.update_order == "sequential" and int(roles.max()) == 0:
+    if cfg.update_order == "sequential" and int(param_sets.max()) == 0:
         raise LearnerConfigError(
             f"algo.update_order=sequential (HAPPO) with sharing={cfg.sharing} gives {env.id} a single "
             "parameter set: that is fully shared HAPPO, refused like sharing=shared; use sharing=none"

@@ -43,9 +43,9 @@ def sequential_update(
         st, factor = carry
         unit, k = xs
         agent_w = jax.nn.one_hot(unit, m)
-        role_mask = jax.nn.one_hot(jnp.asarray(learner.roles)[unit], learner.num_roles) > 0
+        set_mask = jax.nn.one_hot(jnp.asarray(learner.param_sets)[unit], learner.num_param_sets) > 0
         st, metrics = learner.optimise(
-            st, batch, hidden0, adv * factor, targets, agent_w, role_mask, k, normalize=False
+            st, batch, hidden0, adv * factor, targets, agent_w, set_mask, k, normalize=False
         )
         ratio, _ = learner.unit_ratio_and_kl(st.params, batch, hidden0)
         acted = learner.unit_acting(batch.acting)[..., unit]

@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["Network", "orthogonal", "apply_per_role"]
+__all__ = ["Network", "orthogonal", "apply_per_param_set"]
 
 _ACTIVATIONS = {"tanh": nn.tanh, "relu": nn.relu}
 
@@ -27,7 +27,7 @@ def orthogonal(scale: float = 1.0):
     Draws the same distribution as flax's (a Gaussian matrix orthonormalised, with the signs
     that make it Haar-distributed) by Gram-Schmidt, applied twice for stability, in a
     ``fori_loop`` of matrix-vector products. Flax's QR is a LAPACK custom call that, batched
-    under ``vmap`` (seeds, roles), parallelises over jaxlib's CPU thread pool from inside that
+    under ``vmap`` (seeds, parameter sets), parallelises over jaxlib's CPU thread pool from inside that
     pool: on a 2-core machine two such calls can wait on each other for ever (seen with
     jax 0.10.2: every thread asleep in ``lapack_sorgqr_ffi`` -> ``ParallelBatchMap``).
     """
@@ -105,21 +105,21 @@ class Network(nn.Module):
         return jnp.zeros((*batch, self.recurrent), jnp.float32)
 
 
-def apply_per_role(net: Network, params, h, x, resets, roles: np.ndarray, num_roles: int):
-    """Apply ``net`` per unit with that unit's role parameters (``params`` stacked ``[K, ...]``).
+def apply_per_param_set(net: Network, params, h, x, resets, param_sets: np.ndarray, num_param_sets: int):
+    """Apply ``net`` per unit with that unit's parameter set (``params`` stacked ``[K, ...]``).
 
     ``h [B, U, H]``, ``x [T, B, U, D]``, ``resets [T, B]`` -> ``h [B, U, H]``, ``out [T, B, U, O]``.
     """
     f = lambda p, h_u, x_u: net.apply(p, h_u, x_u, resets)
-    if num_roles == 1 and not net.recurrent:
+    if num_param_sets == 1 and not net.recurrent:
         # One feed-forward network for every unit: fold the units into the batch (one
         # matmul per layer, no transposes in and out of a vmap over units).
         p = jax.tree.map(lambda a: a[0], params)
         t, b, u = x.shape[:3]
         _, out = net.apply(p, h.reshape(b * u, -1), x.reshape(t, b * u, -1), jnp.repeat(resets, u, axis=1))
         return h, out.reshape(t, b, u, -1)
-    if num_roles == 1:
+    if num_param_sets == 1:
         p = jax.tree.map(lambda a: a[0], params)
         return jax.vmap(f, in_axes=(None, 1, 2), out_axes=(1, 2))(p, h, x)
-    p = jax.tree.map(lambda a: a[roles], params)
+    p = jax.tree.map(lambda a: a[param_sets], params)
     return jax.vmap(f, in_axes=(0, 1, 2), out_axes=(1, 2))(p, h, x)

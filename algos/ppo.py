@@ -14,7 +14,7 @@ are one ``vmap``. One update:
 3. **optimisation** — epochs x minibatches by scan; a minibatch is a set of whole
    env trajectories (so recurrent policies replay their sequences with resets at
    episode starts). Parameters are stacked per role (``[K, ...]``) and each role
-   has its own Adam state; agent ``i`` uses role ``roles[i]``'s parameters.
+   has its own Adam state; agent ``i`` uses parameter set ``param_sets[i]``.
 
 Actions: a policy head (:mod:`alem.algos.distributions`) turns the actor's output into
 a distribution: a masked categorical for discrete actions, a clipped diagonal Gaussian
@@ -58,7 +58,7 @@ from alem.algos import selfplay as sp
 from alem.algos.config import LearnerConfigError, PPOConfig
 from alem.algos.decision_units import UnitLayout
 from alem.algos.dpo import adapt_penalties
-from alem.algos.env_fit import check_fits, check_roles
+from alem.algos.env_fit import check_fits, check_param_sets
 from alem.algos.gae import gae
 from alem.algos.happo import sequential_update
 from alem.algos.losses import (
@@ -69,7 +69,7 @@ from alem.algos.losses import (
     normalized,
     weighted_mean,
 )
-from alem.algos.sharing import resolve_roles
+from alem.algos.sharing import resolve_param_sets
 from alem.algos.state import PPOBatch, PPOState, ValueNorm
 from alem.core import MultiAgentEnv
 from alem.metrics import episode_totals
@@ -84,8 +84,8 @@ class PPOLearner(UnitLayout, sp.SelfPlayMatches):
 
     env: MultiAgentEnv  # EpisodeStats(raw env), one env
     cfg: PPOConfig
-    roles: np.ndarray  # role (parameter set) per unit, [M]
-    num_roles: int
+    param_sets: np.ndarray  # role (parameter set) per unit, [M]
+    num_param_sets: int
     batch: BatchedAutoReset  # the num_envs copies of ``env``, auto-reset
     #: ``cfg.partners``: the partners' actors stacked ``[K, R, ...]``, loaded by
     #: ``make_learner(..., partners=...)``; None (a template, e.g. to restore a checkpoint,
@@ -107,7 +107,7 @@ class PPOLearner(UnitLayout, sp.SelfPlayMatches):
         def init_stack(net, k, x):
             h = net.initial_hidden((1,))
             return jax.vmap(lambda kk: net.init(kk, h, x[None, None, 0], resets))(
-                jax.random.split(k, self.num_roles)
+                jax.random.split(k, self.num_param_sets)
             )
 
         params = {
@@ -157,7 +157,7 @@ class PPOLearner(UnitLayout, sp.SelfPlayMatches):
         ``k`` times per minibatch, so its schedule is ``k`` times longer.
         """
         c = self.cfg
-        per_minibatch = int(np.bincount(self.roles).max()) if c.update_order == "sequential" else 1
+        per_minibatch = int(np.bincount(self.param_sets).max()) if c.update_order == "sequential" else 1
         return c.num_updates * c.update_epochs * c.num_minibatches * per_minibatch
 
     @property
@@ -374,9 +374,9 @@ class PPOLearner(UnitLayout, sp.SelfPlayMatches):
         return linear_coef(update, c.ent_coef if start is None else start, c.ent_coef_end, c.num_updates)
 
     def optimise(
-        self, state: PPOState, batch, hidden0, adv, targets, agent_w, role_mask, key, normalize=True
+        self, state: PPOState, batch, hidden0, adv, targets, agent_w, set_mask, key, normalize=True
     ):
-        """Epochs x minibatches of gradient steps on the roles in ``role_mask``; ``agent_w`` weights units."""
+        """Epochs x minibatches of gradient steps on the parameter sets in ``set_mask``; ``agent_w`` weights units."""
         c = self.cfg
         clip = self.knob(state, "clip_eps")
         clip_eps = clip / self.n if c.clip_scale_by_agents else clip
@@ -399,10 +399,10 @@ class PPOLearner(UnitLayout, sp.SelfPlayMatches):
             if lr is not None:
                 updates = jax.tree.map(lambda u: u * lr, updates)
             new_params = optax.apply_updates(params, updates)
-            if role_mask is None:  # every role updates
+            if set_mask is None:  # every role updates
                 params, opt_state = new_params, new_opt
             else:
-                keep = lambda new, old: jnp.where(role_mask.reshape((-1,) + (1,) * (new.ndim - 1)), new, old)
+                keep = lambda new, old: jnp.where(set_mask.reshape((-1,) + (1,) * (new.ndim - 1)), new, old)
                 params = jax.tree.map(keep, new_params, params)
                 opt_state = jax.tree.map(keep, new_opt, opt_state)
             return (params, opt_state), metrics
@@ -479,18 +479,18 @@ class PPOLearner(UnitLayout, sp.SelfPlayMatches):
 
 
 def make_ppo_learner(
-    env: MultiAgentEnv, cfg: PPOConfig, roles: np.ndarray | None = None, partner_actor: Any = None
+    env: MultiAgentEnv, cfg: PPOConfig, param_sets: np.ndarray | None = None, partner_actor: Any = None
 ) -> PPOLearner:
     """Check that ``cfg`` fits ``env`` and build the :class:`PPOLearner` (before anything compiles);
     ``partner_actor``: population play's loaded partners (:attr:`PPOLearner.partner_actor`).
     :func:`alem.algos.make_learner` builds any registered learner by name or config."""
     check_fits(env, cfg)
-    roles = resolve_roles(env, cfg) if roles is None else np.asarray(roles, np.int32)
-    check_roles(env, cfg, roles)
+    param_sets = resolve_param_sets(env, cfg) if param_sets is None else np.asarray(param_sets, np.int32)
+    check_param_sets(env, cfg, param_sets)
     wrapped = EpisodeStats(env)
     batch = BatchedAutoReset(wrapped, cfg.num_envs, cfg.resets_per_step or None)
-    num_roles = int(roles.max()) + 1
-    return PPOLearner(wrapped, cfg, roles, num_roles, batch, partner_actor)
+    num_param_sets = int(param_sets.max()) + 1
+    return PPOLearner(wrapped, cfg, param_sets, num_param_sets, batch, partner_actor)
 
 
 #: Deprecated aliases of :class:`PPOLearner` and :func:`make_ppo_learner`, kept for one release.

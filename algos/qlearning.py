@@ -52,7 +52,7 @@ from alem import struct
 from alem.algos.config import LearnerConfigError
 from alem.algos.decision_units import per_agent_obs, with_agent_id
 from alem.algos.mixers import QMixer, vdn
-from alem.algos.networks import Network, apply_per_role
+from alem.algos.networks import Network, apply_per_param_set
 from alem.algos.qconfig import QConfig
 from alem.algos.td import epsilon_greedy, linear_epsilon, masked_argmax, masked_max, polyak, q_lambda_returns
 from alem.core import MultiAgentEnv
@@ -99,8 +99,8 @@ class QLearner:
 
     env: MultiAgentEnv  # EpisodeStats(raw env)
     cfg: QConfig
-    roles: np.ndarray  # parameter set per agent [N]
-    num_roles: int
+    param_sets: np.ndarray  # parameter set per agent [N]
+    num_param_sets: int
     batch: BatchedAutoReset
 
     @property
@@ -148,8 +148,8 @@ class QLearner:
 
     def q_values(self, params, hidden, obs, resets):
         """``hidden [B, N, H]``, obs ``[T, B, N, ...]``, ``resets [T, B]`` -> hidden, Q ``[T, B, N, A]``."""
-        return apply_per_role(
-            self.q_net, params["q"], hidden, self.inputs(obs), resets, self.roles, self.num_roles
+        return apply_per_param_set(
+            self.q_net, params["q"], hidden, self.inputs(obs), resets, self.param_sets, self.num_param_sets
         )
 
     def _global_state(self, env_state, env_params):
@@ -194,7 +194,7 @@ class QLearner:
         h = self.q_net.initial_hidden((1,))
         one = jnp.ones((1, 1), bool)
         params = {
-            "q": jax.vmap(lambda k: self.q_net.init(k, h, x, one))(jax.random.split(k_q, self.num_roles))
+            "q": jax.vmap(lambda k: self.q_net.init(k, h, x, one))(jax.random.split(k_q, self.num_param_sets))
         }
         gstate = self._global_state(env_state, env_params)
         if self.mixer is not None:
@@ -474,7 +474,7 @@ def make_q_learner(env: MultiAgentEnv, cfg: QConfig) -> QLearner:
             f"{env.num_agents + 1} (got {cfg.sequence_length})"
         )
     n = env.num_agents
-    roles = np.zeros(n, np.int32) if cfg.sharing == "shared" else np.arange(n, dtype=np.int32)
+    param_sets = np.zeros(n, np.int32) if cfg.sharing == "shared" else np.arange(n, dtype=np.int32)
     wrapped = EpisodeStats(env)
     batch = BatchedAutoReset(wrapped, cfg.num_envs)
-    return QLearner(env=wrapped, cfg=cfg, roles=roles, num_roles=int(roles.max()) + 1, batch=batch)
+    return QLearner(env=wrapped, cfg=cfg, param_sets=param_sets, num_param_sets=int(param_sets.max()) + 1, batch=batch)

@@ -14,6 +14,7 @@ partners all build learners through it, so a preset or a core added here is know
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
@@ -30,7 +31,7 @@ from alem.errors import LearnerConfigError, did_you_mean
 
 __all__ = ["LearnerEntry", "LEARNERS", "learner_entry", "entry_for", "make_config", "make_learner"]
 
-#: ``factory(env, cfg, roles, partners) -> learner``: the signature every core's factory has.
+#: ``factory(env, cfg, param_sets, partners) -> learner``: the signature every core's factory has.
 Factory = Callable[[MultiAgentEnv, Any, Any, "str | None"], Any]
 
 
@@ -51,28 +52,28 @@ class LearnerEntry:
         return self.config.from_preset(self.name, self.preset, options)
 
 
-def _build_ppo(env: MultiAgentEnv, cfg: PPOConfig, roles: Any, partners: str | None) -> PPOLearner:
+def _build_ppo(env: MultiAgentEnv, cfg: PPOConfig, param_sets: Any, partners: str | None) -> PPOLearner:
     if partners is None:  # a template when cfg.partners is set: a restored checkpoint holds the pool
-        return make_ppo_learner(env, cfg, roles)
+        return make_ppo_learner(env, cfg, param_sets)
     from alem.algos.population import partner_actors  # it plays checkpoints: imported when needed
 
     if cfg.partners != partners:
         cfg = dataclasses.replace(cfg, partners=partners)  # checked again by PPOConfig
     cfg, actors = partner_actors(cfg, env)  # cfg.pool_size becomes the partners' count
-    return make_ppo_learner(env, cfg, roles, partner_actor=actors)
+    return make_ppo_learner(env, cfg, param_sets, partner_actor=actors)
 
 
-def _build_q(env: MultiAgentEnv, cfg: QConfig, roles: Any, partners: str | None) -> QLearner:
+def _build_q(env: MultiAgentEnv, cfg: QConfig, param_sets: Any, partners: str | None) -> QLearner:
     if partners is not None:
         raise LearnerConfigError(
             f"partners={partners!r}: population play seats trained partners beside a PPO learner; "
             f"the value-based {cfg.name} takes none"
         )
     learner = make_q_learner(env, cfg)
-    if roles is not None and not np.array_equal(np.asarray(roles), learner.roles):
+    if param_sets is not None and not np.array_equal(np.asarray(param_sets), learner.param_sets):
         raise LearnerConfigError(
-            f"roles {np.asarray(roles).tolist()} are not the value-based {cfg.name}'s own "
-            f"({learner.roles.tolist()}, from algo.sharing={cfg.sharing})"
+            f"param_sets {np.asarray(param_sets).tolist()} are not the value-based {cfg.name}'s own "
+            f"({learner.param_sets.tolist()}, from algo.sharing={cfg.sharing})"
         )
     return learner
 
@@ -128,7 +129,7 @@ def make_learner(
     learner: str | MultiAgentEnv,
     env_or_cfg: Any,
     /,
-    roles: np.ndarray | None = None,
+    param_sets: np.ndarray | None = None,
     *,
     partners: str | None = None,
     **options: Any,
@@ -139,12 +140,16 @@ def make_learner(
       with ``options`` over its preset (:func:`make_config`);
     - ``make_learner(env, cfg)``: from a configuration, dispatched on its class.
 
-    ``roles``: the parameter set of each unit (default: the configuration's sharing decides).
+    ``param_sets``: the parameter set of each unit (default: the configuration's sharing decides).
     ``partners``: a partner manifest (``<pool>[:split]``, PPO learners): population play beside
     its trained partners, loaded now (``cfg.partners`` becomes it and ``cfg.pool_size`` their
     count). Without it a configuration that names partners builds a template whose pool holds
     its own initial actor, which is what restoring a checkpoint (that holds the pool) needs.
+    ``roles=`` is the deprecated name of ``param_sets=`` (it warns; one release).
     """
+    if "roles" in options:
+        warnings.warn("make_learner(roles=...) is now param_sets=", DeprecationWarning, stacklevel=2)
+        param_sets = options.pop("roles")
     if isinstance(learner, str):
         env, cfg = env_or_cfg, make_config(learner, **options)
     elif options:
@@ -159,4 +164,4 @@ def make_learner(
             f"make_learner needs an env (alem.make(...)), got {type(env).__name__}; "
             "call make_learner(name, env, **options) or make_learner(env, cfg)"
         )
-    return entry_for(cfg).factory(env, cfg, roles, partners)
+    return entry_for(cfg).factory(env, cfg, param_sets, partners)

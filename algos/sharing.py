@@ -8,10 +8,10 @@ import numpy as np
 from alem.algos.config import LearnerConfig
 from alem.core import MultiAgentEnv
 
-__all__ = ["resolve_roles"]
+__all__ = ["resolve_param_sets"]
 
 
-def resolve_roles(env: MultiAgentEnv, cfg: LearnerConfig, key: jax.Array | None = None) -> np.ndarray:
+def resolve_param_sets(env: MultiAgentEnv, cfg: LearnerConfig, key: jax.Array | None = None) -> np.ndarray:
     """Parameter set per unit for ``cfg.sharing``: shared, one per agent, env roles or discovered (SePS)."""
     n = env.num_agents
     if cfg.actor != "local" or cfg.sharing == "shared":

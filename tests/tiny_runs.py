@@ -46,7 +46,7 @@ def checkpoint_stand_in(env, greedy: bool = False, seed: int = 1, hidden: int = 
     net = learner.actor_net
     a_in, _ = learner.inputs(jnp.zeros(env.observation_space().shape), jnp.zeros((0,)))
     init = lambda k: net.init(k, net.initial_hidden((1,)), a_in[None, None, 0], jnp.ones((1, 1), bool))
-    shapes = jax.eval_shape(jax.vmap(init), jax.random.split(jax.random.key(0), learner.num_roles))
+    shapes = jax.eval_shape(jax.vmap(init), jax.random.split(jax.random.key(0), learner.num_param_sets))
     leaves, treedef = jax.tree.flatten(shapes)
     keys = jax.random.split(jax.random.key(seed), len(leaves))
     actor = [jax.random.normal(k, x.shape, x.dtype) for x, k in zip(leaves, keys, strict=True)]

@@ -236,7 +236,7 @@ def _header(env: alem.MultiAgentEnv, p: Plan) -> str:
     sizes = (
         f"num_envs={p.learner.num_envs} num_steps={p.learner.num_steps}"
         if p.lcfg is None
-        else f"num_envs={p.lcfg.num_envs} num_steps={p.lcfg.num_steps} roles={p.learner.num_roles}"
+        else f"num_envs={p.lcfg.num_envs} num_steps={p.lcfg.num_steps} param_sets={p.learner.num_param_sets}"
     )
     sweep = "" if p.sweep is None else f" sweep={p.sweep.describe()}, each on every seed"
     return (
@@ -335,7 +335,7 @@ def _results(env: alem.MultiAgentEnv, p: Plan, r: TrainResult, resuming: bool) -
     return {
         **out,
         "learner": dataclasses.asdict(p.lcfg),
-        "roles": p.learner.roles.tolist(),
+        "roles": p.learner.param_sets.tolist(),  # the file key predates the rename (runs read it)
         "updates": s.num_chunks * s.chunk_updates,
         "resumed_from_chunk": r.start_chunk if resuming else None,
         **sweep,

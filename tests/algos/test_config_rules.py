@@ -157,8 +157,8 @@ def test_happo_update_weights_each_agent_by_the_earlier_agents_ratios_on_their_a
     calls = []
     real = Learner.optimise
 
-    def spy(self, st, batch, hidden0, adv, targets, agent_w, role_mask, key, normalize=True):
-        out = real(self, st, batch, hidden0, adv, targets, agent_w, role_mask, key, normalize)
+    def spy(self, st, batch, hidden0, adv, targets, agent_w, set_mask, key, normalize=True):
+        out = real(self, st, batch, hidden0, adv, targets, agent_w, set_mask, key, normalize)
         ratio, _ = self.unit_ratio_and_kl(out[0].params, batch, hidden0)  # after this agent's turn
         record = lambda *xs: calls.append([np.asarray(x) for x in xs])
         jax.debug.callback(record, agent_w, adv, ratio, batch.acting, ordered=True)

@@ -54,7 +54,7 @@ def test_make_learner_by_name_is_make_learner_of_make_config(name):
     by_config = make_learner(env, make_config(name, **options))
     assert type(by_name) is type(by_config) is LEARNERS[name].learner
     assert by_name.cfg == by_config.cfg and by_name.cfg.hidden == (16,)
-    assert np.array_equal(by_name.roles, by_config.roles)
+    assert np.array_equal(by_name.param_sets, by_config.param_sets)
 
 
 def test_a_configuration_built_by_hand_dispatches_on_its_class():
@@ -84,8 +84,20 @@ def test_misused_calls_are_one_line_errors():
         make_learner(env, {"name": "ippo"})
     with pytest.raises(LearnerConfigError, match="value-based pqn takes none"):
         make_learner("pqn", env, partners="pool:train")
-    with pytest.raises(LearnerConfigError, match=r"roles \[0, 1\] are not the value-based iql's own"):
-        make_learner(env, make_config("iql"), roles=np.array([0, 1]))
+    with pytest.raises(LearnerConfigError, match=r"param_sets \[0, 1\] are not the value-based iql's own"):
+        make_learner(env, make_config("iql"), param_sets=np.array([0, 1]))
+
+
+def test_a_learners_parameter_sets_are_not_called_roles_beside_the_envs_agent_roles():
+    """The learner's parameter set per unit was ``roles``, the word the env uses for ``agent_roles``;
+    it is ``param_sets`` now, and ``roles=`` is a deprecated keyword for one release."""
+    env = alem.make("mpe/simple_spread-v0")
+    learner = make_learner("ippo", env, sharing="none")
+    assert learner.param_sets.tolist() == [0, 1, 2] and learner.num_param_sets == 3
+    assert not hasattr(learner, "roles")
+    with pytest.warns(DeprecationWarning, match="param_sets"):
+        old = make_learner(env, make_config("ippo"), roles=np.array([0, 0, 1]))
+    assert old.param_sets.tolist() == [0, 0, 1]
 
 
 def test_the_deprecated_names_are_the_new_objects():
@@ -161,7 +173,7 @@ def test_a_third_core_plays_through_the_same_methods():
     class ConstantCore:
         cfg: object
         n: int = 2
-        roles: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(2, np.int32))
+        param_sets: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(2, np.int32))
         env: object = None
         always_greedy = True
 

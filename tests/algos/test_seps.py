@@ -51,9 +51,9 @@ def test_discovered_roles_get_separate_parameter_stacks_that_train_apart():
         late = metrics["return_sum"][-10:].sum(0) / metrics["episodes"][-10:].sum()
         returns[algo] = np.asarray(late)
         if algo == "seps":
-            np.testing.assert_array_equal(learner.roles, [0, 0, 1, 1])
+            np.testing.assert_array_equal(learner.param_sets, [0, 0, 1, 1])
             leaves = jax.tree.leaves(state.params)
-            assert learner.num_roles == 2 and all(x.shape[0] == 2 for x in leaves)
+            assert learner.num_param_sets == 2 and all(x.shape[0] == 2 for x in leaves)
             # The two stacks started from different draws and were trained on different agents.
             assert any(not jnp.allclose(x[0], x[1]) for x in leaves)
     assert (returns["seps"] >= 0.9).all(), returns["seps"]  # every agent plays its own paid action
