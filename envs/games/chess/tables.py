@@ -126,7 +126,9 @@ _PROMO_LETTER = {4: "r", 3: "b", 2: "n"}
 def uci_names(black: bool) -> list[str]:
     """The UCI name of every action index (``NUM_ACTIONS`` of them) for the side to move.
 
-    Castling is the king's two-square move (``e1c1``, ``e1g1``). A queen-like move to the last rank
+    Castling is the king's two-square move (``e1c1``, ``e1g1``): the same name as a rook's or
+    queen's move from e1, which is never legal at the same time (castling needs the king there).
+    A queen-like move to the last rank
     is a queen promotion only when a pawn makes it, which the index does not say: it is named
     without the ``q`` here (the env's ``uci`` adds it from the position). Indices whose move
     leaves the board are named ``"-"`` (no position makes them legal).
