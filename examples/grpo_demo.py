@@ -93,7 +93,7 @@ from alem.text.train.grpo import (
     format_return,
     grpo_batch,
     markdown_table,
-    opponent_policy,
+    opponent_player,
     paired_difference,
     pool_reply,
     summarize,
@@ -225,7 +225,7 @@ def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> dict[st
         raise ConfigError(f"{args.env} has no text support")
     if not 0 <= args.seat < env.num_agents:
         raise ConfigError(f"--seat {args.seat}: {env.id} has seats 0..{env.num_agents - 1}")
-    opponent = opponent_policy(env, args.opponent)
+    opponent = opponent_player(env, args.opponent)
     others = {i: opponent for i in range(env.num_agents) if i != args.seat}
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)

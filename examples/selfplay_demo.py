@@ -61,7 +61,7 @@ from typing import Any
 import numpy as np
 
 from alem.errors import AlemError, ConfigError
-from alem.text.train.grpo import ANSWER_RULES, episode_rewards, opponent_policy, paired_difference, pool_reply
+from alem.text.train.grpo import ANSWER_RULES, episode_rewards, opponent_player, paired_difference, pool_reply
 
 __all__ = [
     "MODES",
@@ -355,7 +355,7 @@ def run(args: argparse.Namespace, log: Callable[[str], None] = print) -> dict[st
     sample_kw = dict(max_new_tokens=args.max_new_tokens, gen_batch=args.gen_batch, answer=args.answer)
 
     def vs(env_: Any, spec: str, seat: int, rows: int) -> Any:
-        other = opponent_policy(env_, spec)
+        other = opponent_player(env_, spec)
         return TextEnvPool(env_, rows, players={1 - seat: other}, **pool_kw)
 
     if selfplay:

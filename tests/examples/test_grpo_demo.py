@@ -29,7 +29,7 @@ def rps():
 @pytest.fixture(scope="module")
 def rps_pool(rps):
     """Seat 0 answers through the pool, seat 1 always plays scissors."""
-    return TextEnvPool(rps, 6, seed=3, players={1: grpo.fixed_move_policy(rps, "scissors")})
+    return TextEnvPool(rps, 6, seed=3, players={1: grpo.fixed_move_player(rps, "scissors")})
 
 
 def play_once(pool, seeds, replies):
@@ -101,10 +101,10 @@ def test_format_reward_never_lifts_an_invalid_reply_above_a_valid_one(tmp_path):
     assert not (tmp_path / "x").exists()
 
 
-def test_fixed_move_policy_refuses_a_move_the_env_lacks(rps):
+def test_fixed_move_player_refuses_a_move_the_env_lacks(rps):
     with pytest.raises(ConfigError, match="no move 'rok'.*did you mean 'rock'"):
-        grpo.fixed_move_policy(rps, "rok")
-    assert grpo.opponent_policy(rps, "random").name == "random"
+        grpo.fixed_move_player(rps, "rok")
+    assert grpo.opponent_player(rps, "random").name == "random"
 
 
 def test_summary_paired_difference_and_table(rps_pool):

@@ -75,9 +75,9 @@ def test_selfplay_rae_batch_trains_each_seat_against_its_own_baseline(selfplay_p
 
 
 def test_fixed_opponent_batch_trains_only_the_models_seat(kuhn):
-    from alem.text.train.grpo import opponent_policy
+    from alem.text.train.grpo import opponent_player
 
-    pool = TextEnvPool(kuhn, 3, seed=0, players={0: opponent_policy(kuhn, "cfr")})
+    pool = TextEnvPool(kuhn, 3, seed=0, players={0: opponent_player(kuhn, "cfr")})
     episodes = play_replies(pool, [1, 2, 3], lambda t: PASS)
     _, adv, batch = sd.role_batch([(ep, 1) for ep in episodes], RoleBaseline())
     assert batch and {d.turn.seat for d, _ in batch} == {1}

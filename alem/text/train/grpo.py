@@ -16,6 +16,8 @@ from alem.errors import ConfigError
 
 __all__ = [
     "ANSWER_RULES",
+    "fixed_move_player",
+    "opponent_player",
     "fixed_move_policy",
     "opponent_policy",
     "Sample",
@@ -34,8 +36,8 @@ ANSWER_RULES = ("json", "tolerant")
 
 
 # ---------------------------------------------------------------------------- opponents
-def fixed_move_policy(env: Any, move: str) -> Any:
-    """A device policy that plays ``move`` (an action name) whenever it is legal, else the
+def fixed_move_player(env: Any, move: str) -> Any:
+    """A device player that plays ``move`` (an action name) whenever it is legal, else the
     first legal move; the seats whose action names lack ``move`` are refused at first use."""
     import jax.numpy as jnp
 
@@ -58,21 +60,21 @@ def fixed_move_policy(env: Any, move: str) -> Any:
         j = index[turn.agent]
         return jnp.where(mask[:, j], j, jnp.argmax(mask, axis=1)).astype(jnp.int32)
 
-    policy = FunctionPlayer(act, f"always:{move}")
-    policy.label = f"always:{move}"
-    return policy
+    player = FunctionPlayer(act, f"always:{move}")
+    player.label = f"always:{move}"
+    return player
 
 
-def opponent_policy(env: Any, spec: str) -> Any:
-    """``always:<move>`` (:func:`fixed_move_policy`) or any player spec of ``env`` (a device policy)."""
+def opponent_player(env: Any, spec: str) -> Any:
+    """``always:<move>`` (:func:`fixed_move_player`) or any player spec of ``env`` (a device player)."""
     if spec.startswith("always:"):
-        return fixed_move_policy(env, spec.partition(":")[2])
+        return fixed_move_player(env, spec.partition(":")[2])
     from alem.arena.players import build_player
 
-    policy = build_player(env, spec)
-    if policy.host:
-        raise ConfigError(f"--opponent {spec!r} runs on the host; the opponent must be a device policy")
-    return policy
+    player = build_player(env, spec)
+    if player.host:
+        raise ConfigError(f"--opponent {spec!r} runs on the host; the opponent must be a device player")
+    return player
 
 
 # ---------------------------------------------------------------------------- pure helpers (no torch)
@@ -213,3 +215,7 @@ def markdown_table(rows: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
             f"{s['tokens_per_reply']:.1f} | {moves} |"
         )
     return "\n".join(lines)
+
+
+# deprecated aliases (the player rename), kept for one release: docs/changelog.md
+fixed_move_policy, opponent_policy = fixed_move_player, opponent_player

@@ -50,7 +50,7 @@ from typing import Any
 from alem.core import MultiAgentEnv
 from alem.errors import AlemError, ConfigError
 from alem.players import Player
-from alem.text.train.grpo import ANSWER_RULES, episode_rewards, opponent_policy, pool_reply
+from alem.text.train.grpo import ANSWER_RULES, episode_rewards, opponent_player, pool_reply
 from alem.text.train.pool import TextEnvPool
 from alem.text.train.turns import EpisodeResult
 
@@ -136,7 +136,7 @@ class AlemRollout:
         if answer not in ANSWER_RULES:
             raise ConfigError(f"answer must be one of {ANSWER_RULES}, got {answer!r}")
         self.env, self.seats = env, seats
-        self.opponent = opponent_policy(env, opponent) if isinstance(opponent, str) else opponent
+        self.opponent = opponent_player(env, opponent) if isinstance(opponent, str) else opponent
         self.seed, self.invalid, self.invalid_penalty = int(seed), invalid, float(invalid_penalty)
         self.answer, self.max_steps, self.generate = answer, max_steps, generate
         self._pools: dict[tuple[int, int], TextEnvPool] = {}

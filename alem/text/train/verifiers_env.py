@@ -79,7 +79,7 @@ from verifiers.v1.dialects.chat import message_to_wire
 from verifiers.v1.errors import MODEL_TRANSPORT_ERROR_EXIT_CODE
 from verifiers.v1.types import AssistantMessage, content_text
 
-from alem.text.train.grpo import opponent_policy, pool_reply
+from alem.text.train.grpo import opponent_player, pool_reply
 from alem.text.train.pool import TextEnvPool
 from alem.text.train.turns import EpisodeResult, TextTurn
 
@@ -206,7 +206,7 @@ class _Game:
             self.seats = list(config.seats)
         self.env, self.config = env, config
         # Every seat but the task's is the opponent's (a bad spec fails here, not mid-run).
-        self.opponent = None if config.self_play or n == 1 else opponent_policy(env, config.opponent)
+        self.opponent = None if config.self_play or n == 1 else opponent_player(env, config.opponent)
         self._templates: dict[tuple[int, ...], TextEnvPool] = {}
         self._lock = threading.Lock()
 

@@ -21,7 +21,7 @@ from alem.errors import AlemError, ConfigError, DependencyNotInstalled, UnknownE
 from alem.text.llm.scripted import ScriptedBackend, legal_names_in
 from alem.text.llm.testing import FakeChatServer
 from alem.text.train.adapters import rollout
-from alem.text.train.grpo import opponent_policy, pool_reply
+from alem.text.train.grpo import opponent_player, pool_reply
 from alem.text.train.pool import TextEnvPool
 
 # One xdist worker for the file: verifiers' import (~10 s) and the compiled pools are paid once.
@@ -61,7 +61,7 @@ def reference(env_id, seeds, text_seats, script, opponent="random", request_seed
     """Episodes of a separately compiled TextEnvPool (all seeds in one batch) answered through
     alem's own chat-backend rollout."""
     env = alem.make(env_id)
-    others = {i: opponent_policy(env, opponent) for i in range(env.num_agents) if i not in text_seats}
+    others = {i: opponent_player(env, opponent) for i in range(env.num_agents) if i not in text_seats}
     pool = TextEnvPool(env, len(seeds), players=others or None, **kw)
     return {ep.seed: ep for ep in rollout(pool, ScriptedBackend(script), seeds, request_seed=request_seed)}
 
@@ -293,7 +293,7 @@ def test_smollm2_through_verifiers_replies_as_through_alems_rollout(ve):
             extra_body={"cache_prompt": False},
         )
         kuhn = alem.make(KUHN)
-        pool = TextEnvPool(kuhn, 2, players={1: opponent_policy(kuhn, "random")})
+        pool = TextEnvPool(kuhn, 2, players={1: opponent_player(kuhn, "random")})
         ref = {ep.seed: ep for ep in rollout(pool, backend, range(2), request_seed=0)}
     finally:
         local_server.release(server)
