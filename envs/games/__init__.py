@@ -1,4 +1,4 @@
-"""Games: matrix games, board games (tic-tac-toe, connect four), poker (Kuhn, Leduc),
+"""Games: matrix games, board games (tic-tac-toe, connect four, chess), poker (Kuhn, Leduc),
 Liar's dice, Hanabi and bargaining, one module (or package) each.
 
 :func:`register` adds their registry ids and scripted players; entry points are strings,
@@ -112,6 +112,15 @@ def register() -> None:
             reference=f"open_spiel {name}",
             description=desc,
         )
+    # Chess (OpenSpiel chess rules and action ids; a JAX move generator).
+    register(
+        "chess-v0",
+        "alem.envs.games.chess:Chess",
+        family="games",
+        num_agents=2,
+        reference="open_spiel chess",
+        description="chess: OpenSpiel's rules and 4,674 action ids, FEN in and out, AlphaZero-style planes",
+    )
     register_player("tic_tac_toe", "minimax", "alem.envs.games.tic_tac_toe:MinimaxPlayer")
     register_player("connect_four", "minimax", "alem.envs.games.connect_four:MinimaxPlayer")
     register_player("connect_four", "greedy", "alem.envs.games.connect_four:greedy_player")

@@ -20,7 +20,7 @@ def test_the_families_register_the_builtin_ids_in_order():
     families = [f.__name__.rsplit(".", 1)[1] for f in alem.envs.FAMILIES]
     assert families == ["games", "single_agent", "coordination", "pathfinding"]
     builtin = [i for i in ids if str(alem.registry()[i].entry_point).startswith("alem.")]
-    assert len(builtin) == 77
+    assert len(builtin) == 78
     order = [alem.registry()[i].family for i in builtin]
     # one run of ids per family, in the order of FAMILIES
     runs = [f for j, f in enumerate(order) if j == 0 or order[j - 1] != f]

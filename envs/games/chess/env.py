@@ -2,7 +2,8 @@
 
 Card
 ----
-- **Agents**: ``player_0`` (white, moves first) and ``player_1`` (black), as in OpenSpiel. One role.
+- **Agents**: ``player_0`` (white, moves first) and ``player_1`` (black). One role. OpenSpiel numbers
+  them the other way round (its player 0 is black): its returns are alem's reversed.
 - **Observation** (``observation="planes"``, default): bool ``[8, 8, 14 * history + 23]`` per agent,
   AlphaZero-style, from the agent's own side: ``obs[i, r, f, c]`` is rank ``r`` counted from agent
   ``i``'s first rank (black sees the ranks reversed), file ``f`` from the a-file. Per position,
