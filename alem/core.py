@@ -180,7 +180,14 @@ class MultiAgentEnv(Generic[TState, TParams]):
 
     @property
     def default_params(self) -> TParams:
-        raise NotImplementedError
+        """The env's parameters when none are passed: ``self._default_params``, which an env sets
+        in its constructor (or it overrides this property)."""
+        try:
+            return self._default_params
+        except AttributeError:
+            raise NotImplementedError(
+                f"{type(self).__name__} sets no self._default_params and does not override default_params"
+            ) from None
 
     @property
     def episode_steps_hint(self) -> float:

@@ -210,3 +210,19 @@ def test_the_contract_builds_the_timestep_and_the_forfeit():
         and ts.info["illegal_action"].tolist() == [False, True]
     )
     assert int(state.board.sum()) == 1 and int(state.winner) == 0  # the substitute move was taken back
+
+
+def test_the_contract_gives_default_params_from_what_the_constructor_set():
+    """Seven envs wrote the same ``default_params`` property returning ``self._default_params``;
+    the base class serves it, and an env that sets neither is told which two ways it has."""
+    from alem.core import MultiAgentEnv
+
+    env = alem.make("lbf_8x8_2p_2f_coop-v0")
+    assert "default_params" not in type(env).__dict__ and env.default_params is env._default_params
+    assert env.default_params.max_steps == 50
+
+    class Bare(MultiAgentEnv):
+        pass
+
+    with pytest.raises(NotImplementedError, match="sets no self._default_params"):
+        Bare.default_params.fget(object.__new__(Bare))

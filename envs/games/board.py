@@ -160,10 +160,6 @@ class BoardGame(TextHooks, MultiAgentEnv[BoardState, BoardParams]):
         raise NotImplementedError
 
     # ------------------------------------------------------------------ description
-    @property
-    def default_params(self) -> BoardParams:
-        return self._default_params
-
     def observation_space(self, agent: int | None = None) -> spaces.Space:
         one = spaces.Box(0, 1, (self.height, self.width, 3), dtype=bool)
         return one if agent is not None else spaces.stack([one, one])

@@ -335,10 +335,6 @@ class MatrixGame(RepeatedGame):
         )
 
     @property
-    def default_params(self) -> MatrixGameParams:
-        return self._default_params
-
-    @property
     def zero_sum(self) -> bool:  # type: ignore[override]
         return bool(np.allclose(np.asarray(self.default_params.payoffs).sum(axis=0), 0.0))
 
@@ -408,10 +404,6 @@ class PublicGoodsGame(RepeatedGame):
             multiplier=jnp.float32(multiplier),
             **_horizon_params(num_rounds, continue_prob, truncate_at_horizon),
         )
-
-    @property
-    def default_params(self) -> PublicGoodsParams:
-        return self._default_params
 
     def payoff(self, params: PublicGoodsParams, joint_action: jax.Array) -> jax.Array:
         c = joint_action.astype(jnp.float32)

@@ -242,10 +242,6 @@ class LevelBasedForaging(TextHooks, MultiAgentEnv[LBFState, LBFParams]):
         )
 
     # ------------------------------------------------------------------ description
-    @property
-    def default_params(self) -> LBFParams:
-        return self._default_params
-
     def check_params(self, params: LBFParams) -> None:
         """The type, and where concrete: ``max_steps >= 1``."""
         super().check_params(params)

@@ -176,10 +176,6 @@ class Overcooked(TextHooks, MultiAgentEnv[OvercookedState, OvercookedParams]):
         )
 
     # ------------------------------------------------------------------ description
-    @property
-    def default_params(self) -> OvercookedParams:
-        return self._default_params
-
     def check_params(self, params: OvercookedParams) -> None:
         """The type, and where concrete: ``max_steps >= 1``, cooking times in ``[1, 255]``."""
         super().check_params(params)

@@ -265,10 +265,6 @@ class Warehouse(RwareObserver, TextHooks, MultiAgentEnv[RwareState, RwareParams]
         )
 
     # ------------------------------------------------------------------ description
-    @property
-    def default_params(self) -> RwareParams:
-        return self._default_params
-
     def check_params(self, params: RwareParams) -> None:
         """The type, and where concrete: ``max_steps >= 1``, ``max_inactivity_steps >= 1`` and a known
         ``reward_type``."""
