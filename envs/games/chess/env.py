@@ -69,6 +69,7 @@ __all__ = ["Chess", "ChessState", "ChessParams"]
 REPETITION_WINDOW = 100
 MAX_GAME_LENGTH = 17_695  # OpenSpiel's max_game_length()
 _CLOCK_BITS, _MOVE_BITS = 7, 10
+_FLAGS = 2 + 4 + _CLOCK_BITS + _MOVE_BITS  # constant planes after the positions
 _SWAP_SIDES = np.array([2, 3, 0, 1])
 
 
@@ -132,7 +133,7 @@ class Chess(MultiAgentEnv[ChessState, ChessParams]):
             raise EnvArgumentError(f"Chess: history={history!r} must be an int in 1..16")
         self.observation = observation
         self.history = int(history) if observation == "planes" else 1
-        self.num_planes = 14 * self.history + 4 + 2 + _CLOCK_BITS + _MOVE_BITS
+        self.num_planes = 14 * self.history + _FLAGS
         self.agents = ("player_0", "player_1")
         self.agent_roles = np.zeros(2, dtype=np.int32)
         self.role_names = ("player",)
@@ -244,14 +245,16 @@ class Chess(MultiAgentEnv[ChessState, ChessParams]):
         if self.observation == "board":
             views = jnp.stack([white, mg.flip(white)])  # [2, 64]
             return views.reshape(2, 8, 8).transpose(0, 2, 1)
-        boards = jnp.concatenate([white[None], state.past_boards])  # [H, 64] white's frame
-        reps = jnp.concatenate([jnp.minimum(state.repetitions, 2)[None], state.past_repetitions])
-        views = jnp.stack([boards, -boards.reshape(-1, 8, 8)[:, :, ::-1].reshape(-1, 64)])  # [2, H, 64]
+        # Arrange the small int8 boards as [agent, rank, file, position] first, so that the big
+        # boolean planes come out in their final layout with no transpose.
+        boards = jnp.concatenate([white[None], state.past_boards]).reshape(-1, 8, 8)  # [H, file, rank]
+        views = jnp.stack([boards, -boards[:, :, ::-1]]).transpose(0, 3, 2, 1)  # [2, rank, file, H]
         codes = jnp.asarray([1, 2, 3, 4, 5, 6, -1, -2, -3, -4, -5, -6], jnp.int8)
-        pieces = views[..., None] == codes  # [2, H, 64, 12]
+        pieces = views[..., None] == codes  # [2, 8, 8, H, 12]
+        reps = jnp.concatenate([jnp.minimum(state.repetitions, 2)[None], state.past_repetitions])
         seen = jnp.stack([reps >= 1, reps >= 2], -1)  # [H, 2]
-        seen = jnp.broadcast_to(seen[None, :, None, :], (2, self.history, 64, 2))
-        per_position = jnp.concatenate([pieces, seen], -1).transpose(0, 2, 1, 3).reshape(2, 64, -1)
+        seen = jnp.broadcast_to(seen, (2, 8, 8, self.history, 2))
+        per_position = jnp.concatenate([pieces, seen], -1).reshape(2, 8, 8, 14 * self.history)
         agent = jnp.arange(2)
         own_first = jnp.where(agent[:, None] == state.player, state.castling, state.castling[_SWAP_SIDES])
         flags = jnp.concatenate(
@@ -266,10 +269,24 @@ class Chess(MultiAgentEnv[ChessState, ChessParams]):
             ],
             -1,
         )  # [2, 23]
-        planes = jnp.concatenate(
-            [per_position, jnp.broadcast_to(flags[:, None, :], (2, 64, flags.shape[-1]))], -1
+        return jnp.concatenate(
+            [per_position, jnp.broadcast_to(flags[:, None, None, :], (2, 8, 8, _FLAGS))], -1
         )
-        return planes.reshape(2, 8, 8, -1).transpose(0, 2, 1, 3)  # squares are file-major: [rank, file]
+
+    def sanitize_actions(
+        self, state: ChessState, actions: jax.Array, params: ChessParams
+    ) -> tuple[jax.Array, jax.Array]:
+        """The base class's rule on the stored legal row of the mover alone (one row of 4,674,
+        not the two of the action mask): an illegal move becomes the first legal one (or, under
+        "lose", the no-move); the waiting player's action is left as it is (ignored)."""
+        acting = self.acting(state, params)
+        mover = jnp.where(state.player == 0, actions[0], actions[1])
+        ok = (state.legal & (jnp.arange(T.NUM_ACTIONS) == mover)).any()
+        if self.illegal_action == "lose":
+            substitute = jnp.int32(T.NUM_ACTIONS)
+        else:
+            substitute = jnp.argmax(state.legal).astype(jnp.int32)
+        return jnp.where(acting, jnp.where(ok, mover, substitute), actions), acting & ~ok
 
     def reset_env(self, key: jax.Array, params: ChessParams) -> tuple[ChessState, TimeStep]:
         state = self._position_state(
