@@ -26,6 +26,7 @@ GAMES = {
     "connect_four-v0": "connect_four",
     "kuhn_poker-v0": "kuhn_poker",
     "leduc_holdem-v0": "leduc_holdem",
+    "chess-v0": "chess",
 }
 
 
