@@ -37,6 +37,7 @@ GAMES = {
     "hanabi-v0": "hanabi",
     "hanabi_small-v0": "hanabi",
     "hanabi_very_small-v0": "hanabi",
+    "chess-v0": "chess",
 }
 
 

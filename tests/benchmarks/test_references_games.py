@@ -15,7 +15,7 @@ from benchmarks.references import jaxmarl as jm_ref
 from benchmarks.references import openspiel as os_ref
 from benchmarks.references import pgx as pgx_ref
 
-GAMES = ["tic_tac_toe-v0", "connect_four-v0", "kuhn_poker-v0", "leduc_holdem-v0", "liars_dice-v0"]
+GAMES = ["tic_tac_toe-v0", "connect_four-v0", "kuhn_poker-v0", "leduc_holdem-v0", "liars_dice-v0", "chess-v0"]
 HANABI = ["hanabi-v0", "hanabi_small-v0", "hanabi_very_small-v0"]
 
 
