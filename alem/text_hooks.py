@@ -39,6 +39,7 @@ TEXT_HOOKS: tuple[str, ...] = (
     "action_aliases",
     "legal_action_names",
     "parse_action",
+    "parse_move",
 )
 
 
@@ -228,6 +229,13 @@ class TextHooks:
                 table.update({words(k): v for k, v in self.action_aliases(agent).items()})
             found = cache[agent] = (names, table)
         return found
+
+    def parse_move(self, state: Any, text: str, agent: int = 0, params: Any = None) -> int | None:
+        """The action ``text`` names in one (unbatched, host) ``state``: :meth:`parse_action` (the
+        default: names need no position). An env whose replies are read against the position
+        overrides it (chess's SAN: which knight ``Nf3`` moves); the reply parser calls it when it
+        has the position."""
+        return self.parse_action(text, agent)
 
     def parse_action(self, text: str, agent: int = 0) -> int | None:
         """Action index named in free ``text``, or None when it names none or several.

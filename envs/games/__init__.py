@@ -118,6 +118,7 @@ def register() -> None:
         "alem.envs.games.chess:Chess",
         family="games",
         num_agents=2,
+        text=True,
         reference="open_spiel chess",
         description="chess: OpenSpiel's rules and 4,674 action ids, FEN in and out, AlphaZero-style planes",
     )
@@ -125,7 +126,7 @@ def register() -> None:
     register_player("connect_four", "minimax", "alem.envs.games.connect_four:MinimaxPlayer")
     register_player("connect_four", "greedy", "alem.envs.games.connect_four:greedy_player")
     # Tree search on the env's own step (alem/search/mcts.py): one line per turn-based game.
-    for name in ("tic_tac_toe", "connect_four", "bargaining"):
+    for name in ("tic_tac_toe", "connect_four", "bargaining", "chess"):
         register_player(name, "mcts", "alem.search.mcts:MCTSPlayer")
 
     # Poker (OpenSpiel kuhn_poker / leduc_poker rules and action numbering) and their CFR players.

@@ -79,7 +79,13 @@ def _json_reply(text: str) -> Any:
 
 
 def parse_reply(
-    text: str, env: MultiAgentEnv, agent: int, legal: Sequence[int], *, json_only: bool = False
+    text: str,
+    env: MultiAgentEnv,
+    agent: int,
+    legal: Sequence[int],
+    *,
+    json_only: bool = False,
+    state: Any = None,
 ) -> ParseResult:
     """Classify ``text`` as a move of ``agent`` given the ``legal`` action indices.
 
@@ -88,7 +94,9 @@ def parse_reply(
     parser is tried on the whole reply, then on ``answer: X``-style phrases
     (last one first), then on the last non-empty line. With ``json_only`` (the JSON prompt
     mode) the reply must be one JSON object ``{"action": <name or index>}``, read by
-    :meth:`~alem.text_hooks.TextHooks.action_from_json`; anything else is unparseable.
+    :meth:`~alem.text_hooks.TextHooks.action_from_json`; anything else is unparseable. Given the
+    (unbatched, host) ``state``, free text is read by the env's
+    :meth:`~alem.text_hooks.TextHooks.parse_move` in that position (chess reads SAN there).
     """
     text = (text or "")[:MAX_PARSE_CHARS]
     legal_set = {int(j) for j in legal}
@@ -98,17 +106,21 @@ def parse_reply(
         if named is None:
             return ParseResult("unparseable", None, None)
         return ParseResult("ok", named, named) if named in legal_set else ParseResult("illegal", None, named)
+    if state is None:
+        read = lambda t: env.parse_action(t, agent)
+    else:
+        read = lambda t: env.parse_move(state, t, agent)
     said = _json_action(text)
     if said is not None:
-        named = env.parse_action(said, agent)
+        named = read(said)
     else:
-        named = env.parse_action(text, agent)
+        named = read(text)
         if named is None:
             tries = [m.group(1) for m in _ANSWER_LINE.finditer(text)][::-1]
             lines = [ln for ln in text.strip().splitlines() if ln.strip()]
             tries += lines[-1:]
             for t in tries:
-                named = env.parse_action(t.strip(" .*`'\""), agent)
+                named = read(t.strip(" .*`'\""))
                 if named is not None:
                     break
     if named is None:

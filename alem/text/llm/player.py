@@ -281,7 +281,9 @@ class LLMPlayer(Player):
                         **e.detail,
                     )
                     break
-            parsed = parse_reply(reply.content, env, agent, legal, json_only=self.mode.format == "json")
+            parsed = parse_reply(
+                reply.content, env, agent, legal, json_only=self.mode.format == "json", state=row
+            )
             attempt.update(
                 reply=reply.content,
                 status=parsed.status,

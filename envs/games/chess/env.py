@@ -41,6 +41,11 @@ Card
 - **Positions**: ``env.from_fen(fen)`` starts from a FEN (6 fields, or 4 with the clocks at 0 and 1);
   a malformed one raises :class:`~alem.errors.EnvArgumentError` naming what is wrong.
   ``env.to_fen(state)`` writes OpenSpiel's FEN (``str(state)`` of pyspiel).
+- **Text** (:mod:`~alem.envs.games.chess.text`): action names in UCI; a reply is read in UCI or SAN
+  (``Nf3``, ``O-O``, ``exd8=Q+``) against the position; a board diagram with the FEN, the JSON view
+  (FEN, side to move, legal moves in UCI); pieces, files and ranks relabelable (``llm.obfuscate``).
+- **Picture**: ``render_rgb``, the board with drawn piece glyphs (:mod:`~alem.envs.games.chess.viewer`).
+- **Players**: ``mcts`` (a tree search on the env's own step) and ``random``.
 - **Reference**: OpenSpiel 2.0.2 ``chess``: the same legal action ids, terminal states and returns
   at every ply of random games, and python-chess's perft counts from the standard positions
   (tests/envs/games/chess/).
@@ -49,7 +54,7 @@ Card
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -60,6 +65,8 @@ from alem.core import EnvParams, MultiAgentEnv, TimeStep
 from alem.envs.games.chess import fen as fen_io
 from alem.envs.games.chess import movegen as mg
 from alem.envs.games.chess import tables as T
+from alem.envs.games.chess.text import ChessText
+from alem.envs.games.chess.viewer import ChessViewer
 from alem.errors import EnvArgumentError
 
 __all__ = ["Chess", "ChessState", "ChessParams"]
@@ -107,7 +114,7 @@ def _bits(value: jax.Array, n: int) -> jax.Array:
     return (value >> jnp.arange(n)) & 1 == 1
 
 
-class Chess(MultiAgentEnv[ChessState, ChessParams]):
+class Chess(ChessText, ChessViewer, MultiAgentEnv[ChessState, ChessParams]):
     """Chess with OpenSpiel's rules and action ids; see the module card.
 
     Args:
@@ -347,6 +354,3 @@ class Chess(MultiAgentEnv[ChessState, ChessParams]):
         # step_env played the no-move: the position is as it was; the offender loses.
         lost = state.replace(terminated=jnp.bool_(True), winner=(1 - offender).astype(jnp.int32))
         return lost, jnp.where(jnp.arange(2) == offender, -1.0, 1.0).astype(jnp.float32)
-
-    def render_rgb(self, state: ChessState, params: Any = None) -> np.ndarray:
-        raise NotImplementedError(f"{self.id} has no RGB rendering yet")

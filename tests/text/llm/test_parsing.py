@@ -75,3 +75,20 @@ def test_every_legal_action_name_parses_back(env_id, harness):
         # every action name, legal now or not, names that action
         for j, name in enumerate(names):
             assert parse_reply(json.dumps({"action": name}), env, i, range(len(names))).action == j
+
+
+def test_given_the_position_free_text_is_read_by_the_envs_parse_move(pd):
+    """``state=`` hands the reply to ``parse_move`` (chess reads SAN there); without it, to
+    ``parse_action``; the status still follows the legal set."""
+    seen = []
+
+    class InPosition(type(pd)):
+        def parse_move(self, state, text, agent=0, params=None):
+            seen.append((state, text, agent))
+            return 1 if text == "the other one" else None
+
+    env = InPosition(game="prisoners_dilemma")
+    res = parse_reply("the other one", env, 0, legal=[0, 1], state="here")
+    assert (res.status, res.action) == ("ok", 1) and seen == [("here", "the other one", 0)]
+    assert parse_reply("the other one", env, 0, legal=[0]).status == "unparseable"  # no state: names only
+    assert parse_reply("the other one", env, 0, legal=[0], state="here").status == "illegal"
