@@ -29,13 +29,15 @@ _PIECE_WORDS = ("pawn", "knight", "bishop", "rook", "queen", "king")
 
 @functools.lru_cache(maxsize=16)
 def _names(black: bool, files: tuple[str, ...], ranks: tuple[str, ...], pieces: tuple[str, ...]) -> tuple:
-    """Unique static names: UCI, except ``off-board <id>`` for ids no position makes legal and
+    """Unique static names: UCI, except ``a1-off-board-<move type>`` for ids no position makes legal and
     ``e1-g1`` (``e1-c1``; black ``e8-g8``, ``e8-c8``) for a rook's or queen's move that castling's
     ``e1g1`` would otherwise name too (a position names both ``e1g1``: only one is ever legal)."""
     names = [_relabel(n, files, ranks, pieces) for n in T.uci_names(black)]
     for a in range(T.NUM_PIECE_ACTIONS):
-        if names[a] == "-":
-            names[a] = f"off-board {a}"
+        if names[a] == "-":  # named by its square (relabeled with it) and move type
+            src, mtype = divmod(a, T.NUM_MOVE_TYPES)
+            square = _relabel(T.square_name(src, black) * 2, files, ranks, pieces)[:2]
+            names[a] = f"{square}-off-board-{mtype}"
         elif names[a] in (names[T.CASTLE_LONG], names[T.CASTLE_SHORT]):
             names[a] = names[a][:2] + "-" + names[a][2:]
     return tuple(names)

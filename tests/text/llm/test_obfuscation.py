@@ -1,5 +1,5 @@
 """``llm.obfuscate``: relabeled text (``TextHooks.relabeled``) on tic-tac-toe, connect four, Kuhn
-poker and bargaining, and the LLM player playing through it."""
+poker, bargaining and chess, and the LLM player playing through it."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ GAMES = {
     "connect_four-v0": ["connect four"],
     "kuhn_poker-v0": ["Kuhn poker"],
     "bargaining-v0": ["Deal or No Deal", "Bargaining"],
+    "chess-v0": ["chess"],
 }
 
 
