@@ -49,6 +49,30 @@ def _gather(values: jax.Array, index) -> jax.Array:
     return values.at[jnp.asarray(index)].get(mode="promise_in_bounds")
 
 
+def _grid_shift(values: jax.Array, fill, offsets) -> jax.Array:
+    """``[64, len(offsets)]``: ``values`` (``[64]``, square order) at ``square + (dx, dy)`` for each
+    static offset, ``fill`` past the edge. Static slices of one padded 8x8 grid, no gather: under
+    vmap a gather's result comes out batch-last and is copied back, slices stay batch-first."""
+    reach = max(max(abs(dx), abs(dy)) for dx, dy in offsets)
+    grid = jnp.pad(values.reshape(8, 8), reach, constant_values=fill)
+    planes = [grid[reach + dx : reach + dx + 8, reach + dy : reach + dy + 8] for dx, dy in offsets]
+    return jnp.stack(planes, -1).reshape(64, len(offsets))
+
+
+_RAY_OFFSETS = [(int(dx) * k, int(dy) * k) for dx, dy in T.DIRS for k in range(1, 8)]
+_KNIGHT_OFFSETS = [(int(dx), int(dy)) for dx, dy in T.KNIGHT_JUMPS]
+
+
+def _along_rays(values: jax.Array, fill) -> jax.Array:
+    """``[64, 8, 7]``: ``values`` along every ray (the layout of :data:`~tables.RAYS`)."""
+    return _grid_shift(values, fill, _RAY_OFFSETS).reshape(64, 8, 7)
+
+
+def _knight_jumps(values: jax.Array, fill) -> jax.Array:
+    """``[64, 8]``: ``values`` at every knight jump (the layout of :data:`~tables.KNIGHT_TARGETS`)."""
+    return _grid_shift(values, fill, _KNIGHT_OFFSETS)
+
+
 def _prefix_clear(empty: jax.Array) -> jax.Array:
     """bool ``[..., 7]``: every square before distance ``k`` on the ray is empty (unrolled products)."""
     cols = [jnp.ones(empty.shape[:-1], bool)]
@@ -68,12 +92,11 @@ def legal_actions(board: jax.Array, castling: jax.Array, ep_file: jax.Array) -> 
     ``castling``: bool ``[4]`` rights (own short, own long, opponent's short, opponent's long);
     ``ep_file``: int32 ``[]`` file of the en-passant target square (rank 6 of the mover), -1 none.
     """
-    padded = _pad(board, T.OFF_BOARD)
-    ray = _gather(padded, _RAYS)  # [64, 8, 7] pieces along every ray
+    ray = _along_rays(board, T.OFF_BOARD)  # [64, 8, 7] pieces along every ray
     clear = _prefix_clear(ray == 0)
     first = clear & (ray != 0)
     first_piece = jnp.where(first, ray, 0).sum(-1).astype(jnp.int8)  # [64, 8]; OFF_BOARD when none
-    jump = _gather(padded, _KNIGHTS)  # [64, 8]
+    jump = _knight_jumps(board, T.OFF_BOARD)  # [64, 8]
 
     # Enemy attacks on every square (the king's own square blocks rays: see the x-ray rule below).
     slider_att = _slider_of(first_piece, _ORTHO[None, :])  # [64, 8]
@@ -102,7 +125,7 @@ def legal_actions(board: jax.Array, castling: jax.Array, ep_file: jax.Array) -> 
     reach = clear & (ray <= 0)
     pin_free = pin_line == 0
     along_pin = pin_free[:, None] | (pin_line[:, None] == _DIR_LINE[None, :])  # [64, 8]
-    dest_ok = _gather(_pad(target_ok, False), _RAYS)  # [64, 8, 7]
+    dest_ok = _along_rays(target_ok, False)  # [64, 8, 7]
     rook_like = (board == ROOK) | (board == QUEEN)
     bishop_like = (board == BISHOP) | (board == QUEEN)
     slider = jnp.where(_ORTHO[None, :], rook_like[:, None], bishop_like[:, None]) & along_pin
@@ -117,7 +140,7 @@ def legal_actions(board: jax.Array, castling: jax.Array, ep_file: jax.Array) -> 
     cap_l = pawn & (near[:, _UP_LEFT] < 0) & ok_up[:, _UP_LEFT]
     ep_r, ep_l = _en_passant(board, ep_file, jump, is_king)
     # The king: one step, onto an unattacked square, not away from a checking slider along its line.
-    attacked_near = _gather(_pad(attacked, True), _NEAR)
+    attacked_near = _grid_shift(attacked, True, _RAY_OFFSETS[::7])  # [64, 8] the adjacent squares
     king_step = is_king[:, None] & reach[:, :, 0] & ~attacked_near & ~check_dir[np.arange(8) ^ 1][None, :]
     step = king_step | (_SLOT[_UP] & push1[:, None]) | (_SLOT[_UP_RIGHT] & (cap_r | ep_r)[:, None])
     step = step | (_SLOT[_UP_LEFT] & (cap_l | ep_l)[:, None])
@@ -130,7 +153,7 @@ def legal_actions(board: jax.Array, castling: jax.Array, ep_file: jax.Array) -> 
     )
     promote = _RANK == 6
     under = jnp.stack([push1 & promote, cap_r & promote, cap_l & promote], -1)  # [64, 3]
-    knight = ((board == KNIGHT) & pin_free)[:, None] & (jump <= 0) & _gather(_pad(target_ok, False), _KNIGHTS)
+    knight = ((board == KNIGHT) & pin_free)[:, None] & (jump <= 0) & _knight_jumps(target_ok, False)
     moves = jnp.concatenate([jnp.tile(under, (1, 3)), queenlike, knight], axis=-1)  # [64, 73]
 
     # Castling: rights, empty squares between king and rook, king not in check, crossed squares safe.
