@@ -53,6 +53,25 @@ def test_random_legal_actions_unbatched_jit_and_empty_row():
     assert np.asarray(fn(jax.random.key(2), none_legal)).tolist() == [0, 0]
 
 
+
+def test_random_legal_actions_long_rows_pick_the_kth_legal_entry():
+    # Rows longer than a few blocks take the two-level search: it must pick exactly the k-th
+    # legal entry of the flat rule (k = floor(u * count) from the same uniform draw).
+    rng = np.random.default_rng(0)
+    mask = rng.random((3, 5, 4674)) < 0.01
+    mask[0, 0] = False  # no legal action: 0
+    mask[0, 1] = False
+    mask[0, 1, -1] = True  # only the last, in the padded block
+    mask[0, 2] = True  # all legal
+    key = jax.random.key(3)
+    acts = np.asarray(jax.jit(random_legal_actions)(key, jnp.asarray(mask)))
+    count = mask.sum(-1)
+    u = np.asarray(jax.random.uniform(key, count.shape))
+    k = np.minimum(np.floor(u * count.astype(np.float32)).astype(np.int64), np.maximum(count - 1, 0))
+    expected = np.argmax(np.cumsum(mask, -1) > k[..., None], -1)
+    np.testing.assert_array_equal(acts, expected)
+    assert acts[0, 0] == 0 and acts[0, 1] == 4673 and acts.dtype == np.int32
+
 def test_rollout_deterministic_and_seeds_differ():
     env = alem.make("prisoners_dilemma-v0")
     num_envs, num_steps = 32, 16
