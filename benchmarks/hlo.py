@@ -60,10 +60,14 @@ DEFAULT_ENVS = {
 
 def auto_reference(env_id: str) -> str | None:
     """The JAX reference ``--reference auto`` measures ``env_id`` against (None: alem alone):
-    :data:`DEFAULT_ENVS`, JaxMARL for its Hanabi, Overcooked and SMAX, Jumanji for LBF and RWARE."""
+    :data:`DEFAULT_ENVS`, Pgx for its other games (chess), JaxMARL for its Hanabi, Overcooked and
+    SMAX, Jumanji for LBF and RWARE."""
     if env_id in DEFAULT_ENVS:
         return DEFAULT_ENVS[env_id]
-    from benchmarks.references import jaxmarl
+    from benchmarks.references import jaxmarl, pgx
+
+    if env_id in pgx.GAMES:
+        return "pgx"
 
     if env_id in jaxmarl.HANABI or env_id in jaxmarl.OVERCOOKED or env_id.startswith(jaxmarl.SMAX_PREFIX):
         return "jaxmarl"
@@ -312,7 +316,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--reference",
         default="auto",
-        help="auto (pgx for its four games, jaxmarl for MPE, Hanabi, Overcooked, SMAX, jumanji for LBF "
+        help="auto (pgx for its games, jaxmarl for MPE, Hanabi, Overcooked, SMAX, jumanji for LBF "
         "and RWARE), none, or a "
         "reference name (default: auto)",
     )

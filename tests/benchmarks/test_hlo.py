@@ -102,3 +102,9 @@ def test_cli_writes_json_and_table(tmp_path):
     assert row["while_dynamic"] == 0  # board games share one start state: selected, never looped
     table = printed.getvalue().splitlines()
     assert table[0].startswith("| what | env | side | N | kernels") and len(table) == 3
+
+
+def test_auto_reference_measures_chess_against_pgx():
+    # chess-v0 is not in the default list (its compile is slow) but Pgx ships it.
+    assert hlo.auto_reference("chess-v0") == "pgx"
+    assert hlo.auto_reference("tic_tac_toe-v0") == "pgx"
