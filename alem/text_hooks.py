@@ -40,6 +40,7 @@ TEXT_HOOKS: tuple[str, ...] = (
     "legal_action_names",
     "parse_action",
     "parse_move",
+    "action_format",
 )
 
 
@@ -229,6 +230,12 @@ class TextHooks:
                 table.update({words(k): v for k, v in self.action_aliases(agent).items()})
             found = cache[agent] = (names, table)
         return found
+
+    def action_format(self, agent: int = 0) -> str | None:
+        """How actions are named, in a sentence, for a game whose names are too many to list (a
+        prompt that hides the legal moves names the format instead of every action); None (the
+        default): the names are listed."""
+        return None
 
     def parse_move(self, state: Any, text: str, agent: int = 0, params: Any = None) -> int | None:
         """The action ``text`` names in one (unbatched, host) ``state``: :meth:`parse_action` (the

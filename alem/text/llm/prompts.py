@@ -78,9 +78,13 @@ class PromptMode:
 
     def view(self, env: MultiAgentEnv, state: Any, agent: int, params: Any) -> str:
         """One (unbatched) ``state`` as ``agent``'s turn shows it: text, or its JSON view. Not
-        listing the legal moves, the text leaves out the moves available now (``moves=False``)."""
+        listing the legal moves, the text leaves out the moves available now (``moves=False``) and
+        the JSON view its ``legal_moves`` (the one key a family lists them under: chess)."""
         if self.format == "json":
-            return json.dumps(env.to_json(state, agent, params))
+            view = env.to_json(state, agent, params)
+            if not self.lists_legal_moves:
+                view.pop("legal_moves", None)
+            return json.dumps(view)
         if self.lists_legal_moves:
             return env.render_text(state, agent, params)
         if not _takes_moves_flag(env):
@@ -123,8 +127,10 @@ def system_prompt(env: MultiAgentEnv, params: Any, agent: int, mode: PromptMode 
             f"Reply with one JSON object {ANSWER_FORMAT} naming exactly one legal action, and nothing else."
         )
     else:
+        fmt = env.action_format(agent)
+        named = f"Actions are named: {_choices(env.action_names(agent))}." if fmt is None else fmt
         answer = (
-            f"Actions are named: {_choices(env.action_names(agent))}. Not every action is legal in "
+            f"{named} Not every action is legal in "
             "every situation, and the legal ones are not listed: an illegal action counts as an "
             "invalid reply.\nHow to answer: each turn you are shown the current situation. Reply "
             f"with one JSON object {ANSWER_FORMAT} naming exactly one action that is legal now, and "

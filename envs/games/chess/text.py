@@ -86,6 +86,14 @@ class ChessText(TextHooks):
         """UCI per action id for ``agent``'s side (``"-"``: an id no position makes legal)."""
         return list(_names(agent == 1, self.labels("file"), self.labels("rank"), self.labels("piece")))
 
+    def action_format(self, agent: int = 0) -> str:
+        """Moves are named in UCI (4,674 ids: too many to list in a prompt)."""
+        example = [self._labelled(u) for u in ("e2e4", "e7e8q", "e1g1")]
+        return (
+            f"A move is named in UCI: the from-square then the to-square ({example[0]}), a promotion "
+            f"adds the piece ({example[1]}), castling is the king's move ({example[2]})."
+        )
+
     def action_aliases(self, agent: int = 0) -> dict[str, int]:
         """Queen promotions with their ``q`` (``e7e8q``), castling as ``O-O`` / ``O-O-O`` / ``0-0``."""
         names = T.uci_names(agent == 1)

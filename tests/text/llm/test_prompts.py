@@ -245,3 +245,19 @@ def test_a_wrapped_env_hides_its_moves_and_one_without_the_flag_is_refused_by_na
     assert LIST.view(old, state, 0, kuhn.default_params) == LIST.view(kuhn, state, 0, kuhn.default_params)
     with pytest.raises(alem.AlemError, match=r"^OldKuhn: render_text takes no moves flag, so llm"):
         NONE.view(old, state, 0, kuhn.default_params)
+
+
+def test_chess_without_the_legal_list_names_its_move_format_not_4674_actions():
+    """Under llm.legal_moves=none the system prompt listed every action name (chess: 4,674, about
+    36,000 tokens, refused by a 2,048-token model); a game with an ``action_format`` names the
+    format instead, and the JSON view drops its ``legal_moves``."""
+    env = alem.make("chess-v0")
+    params = env.default_params
+    prompt = system_prompt(env, params, 0, NONE)
+    assert "UCI" in prompt and "e2e4" in prompt and len(prompt) < 4000 and "a1-off-board" not in prompt
+    ttt = alem.make("tic_tac_toe-v0")
+    assert all(n in system_prompt(ttt, ttt.default_params, 0, NONE) for n in ttt.action_names(0))
+    state, _ = env.reset(jax.random.key(0))
+    seen = json.loads(NONE_JSON.view(env, state, 0, params))
+    assert "legal_moves" not in seen and "fen" in {k.lower() for k in seen}
+    assert "legal_moves" in json.loads(PromptMode(format="json").view(env, state, 0, params))
