@@ -108,6 +108,8 @@ TABLES: dict[str, list[Spec]] = {
     "gpu": [
         Spec("hlo", "hlo", "", "auto", (4096,), 1, 1, timeout_s=120, name="hlo-gpu"),
         *(Spec("throughput", "games", e, "pgx", GPU_NS, 32, 3, timeout_s=120) for e in GAMES),
+        # chess holds ~50 KB per env (mask, planes): 1M envs would not fit, 65,536 does
+        Spec("throughput", "games", "chess-v0", "pgx", GPU_NS[:2], 16, 3, timeout_s=90),
         *(
             Spec("throughput", "mpe", e, "jaxmarl", GPU_NS, 32, 3, timeout_s=120)
             for e in ("mpe/simple_spread-v0", "mpe/simple_tag-v0")
@@ -143,6 +145,7 @@ TABLES: dict[str, list[Spec]] = {
     ],
     "cpu": [
         *(Spec("throughput", "games", e, "pgx", (1024, 16384), 128) for e in GAMES),
+        Spec("throughput", "games", "chess-v0", "pgx", (1024, 16384), 16, 3),
         *(
             Spec("python_ref", "games", e, "openspiel", (16384,), 128, "R/2", ref_n=1024)
             for e in (*GAMES, "liars_dice-v0")
