@@ -205,7 +205,7 @@ def test_no_text_env_offers_its_moves_in_a_turn_without_the_legal_list(env_id, h
 
 
 @pytest.mark.exhaustive
-@pytest.mark.parametrize("env_id", TEXT_IDS)
+@pytest.mark.parametrize("env_id", SWEPT_TEXT_IDS)  # SMAX by its representatives: one text code path
 def test_no_text_env_offers_its_moves_a_few_random_steps_in(env_id, harness):
     """The same check a few random legal steps into an episode (the conformance suite's programs)."""
     h = harness(env_id)
