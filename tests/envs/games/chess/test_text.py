@@ -101,7 +101,7 @@ def test_san_reads_every_legal_move_as_python_chess_does():
 
 @pytest.mark.exhaustive
 def test_san_reads_every_legal_move_as_python_chess_does_many():
-    assert _check_san_against_python_chess(_random_fens(1, 20, 300)) > 50_000
+    assert _check_san_against_python_chess(_random_fens(1, 8, 300)) > 20_000
 
 
 def _check_openspiel_san(seed: int, games: int) -> int:
@@ -236,7 +236,7 @@ def test_smollm2_plays_a_game_to_its_end_as_an_llm_seat(tmp_path):
     """The embedded SmolLM2-135M in both seats, in free text (no structured output) with the legal
     moves listed: white may answer in 12 tokens, black in 3 (too few to reach a move after the
     model's usual "The legal actions are ...", so its invalid replies show); the game is bounded by
-    the env's own truncation at 20 plies."""
+    the env's own truncation at 12 plies."""
     seats = [
         LLMPlayer(
             ENV,
@@ -250,12 +250,12 @@ def test_smollm2_plays_a_game_to_its_end_as_an_llm_seat(tmp_path):
         )  # fmt: skip
         for tokens in (12, 3)
     ]
-    params = ENV.default_params.replace(max_steps=20)
+    params = ENV.default_params.replace(max_steps=12)
     res = evaluate(ENV, seats, episodes=1, num_envs=1, seed=0, params=params, run_dir=tmp_path)
     (episode,) = read_jsonl(tmp_path / "episodes.jsonl")
     assert episode["truncated"] or episode["terminated"]
     records = list(read_jsonl(tmp_path / "transcripts.jsonl"))
-    assert len(records) == sum(episode["decisions"]) >= 16
+    assert len(records) == sum(episode["decisions"]) >= 10
     for seat in (0, 1):
         mine = [r["attempts"][0] for r in records if r["seat"] == seat]
         invalid = [a for a in mine if a["status"] != "ok"]
