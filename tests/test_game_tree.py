@@ -7,8 +7,9 @@ import pytest
 
 import alem
 from alem import game_tree as ex
-from alem.envs.games.poker import load_table, obs_key
+from alem.envs.games.poker import load_table
 from alem.players import make_player
+from tests.spiel_policies import to_openspiel
 
 try:  # OpenSpiel is the reference of the tests marked `needs_spiel` (the others run without it)
     import pyspiel
@@ -28,16 +29,6 @@ def _setup(name):
     env_id, kwargs, spiel_name = GAMES[name]
     env = alem.make(env_id, **kwargs)
     return env, ex.game_tree(env), pyspiel.load_game(spiel_name)
-
-
-def _to_openspiel(game, table: np.ndarray, tree) -> os_policy.TabularPolicy:
-    """Our table as an OpenSpiel policy, matched through the observation (= info-state tensor)."""
-    pol = os_policy.TabularPolicy(game)
-    row_of = {k: i for i, k in enumerate(tree.infoset_keys)}
-    for idx, state in enumerate(pol.states):
-        tensor = state.information_state_tensor(state.current_player())
-        pol.action_probability_array[idx] = table[row_of[obs_key(tensor)]]
-    return pol
 
 
 @needs_spiel
@@ -72,7 +63,7 @@ def test_three_player_kuhn_nash_conv_matches_openspiel():
     tree = ex.game_tree(env)
     # A deterministic policy given as a function of the observation: always bet.
     always_bet = lambda obs, mask: np.tile([0.0, 1.0], (len(obs), 1))
-    pol = _to_openspiel(game, ex.policy_table(tree, always_bet), tree)
+    pol = to_openspiel(game, ex.policy_table(tree, always_bet), tree)
     assert ex.nash_conv(tree, always_bet) == pytest.approx(os_expl.nash_conv(game, pol), abs=1e-12)
 
 
@@ -84,7 +75,7 @@ def test_shipped_tables_match_openspiel_and_meet_the_bounds(name):
     table = ex.policy_table(tree, data)
     ours = ex.exploitability(tree, table)
     theirs = pyspiel.exploitability(
-        game, os_policy.python_policy_to_pyspiel_policy(_to_openspiel(game, table, tree))
+        game, os_policy.python_policy_to_pyspiel_policy(to_openspiel(game, table, tree))
     )
     assert ours == pytest.approx(theirs, abs=1e-6)
     assert ours < BOUNDS[name]
